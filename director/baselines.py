@@ -8,7 +8,7 @@ Docs: https://director-uq.github.io/director/baselines.html.md"""
 __all__ = ['to_device', 'batch_size', 'eval_mode', 'seeded', 'Baseline', 'MLE', 'TemperatureScaling', 'dropout_modules',
            'MCDropout', 'DeepEnsemble', 'LastLayerLaplace', 'GPBackbone']
 
-# %% ../nbs/17_baselines.ipynb #cf513135
+# %% ../nbs/17_baselines.ipynb #22f38da9
 import math, copy, warnings
 from contextlib import contextmanager
 import torch
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 from .core import check_type, check_value, seed_everything
 
-# %% ../nbs/17_baselines.ipynb #e55523c3
+# %% ../nbs/17_baselines.ipynb #ce03ffd3
 def to_device(batch, # a tensor, or a dict whose tensor values are moved
               device:torch.device|None): # None: leave the batch where it is
     "`batch` with its tensors on `device`."
@@ -40,7 +40,7 @@ def _device(model):
     p = next(model.parameters(), None) if isinstance(model, nn.Module) else None
     return p.device if p is not None else None
 
-# %% ../nbs/17_baselines.ipynb #cfc0620f
+# %% ../nbs/17_baselines.ipynb #72540a1e
 @contextmanager
 def eval_mode(model, # the model (plain callables pass through)
               active=() # modules kept in training mode (e.g. the dropout layers of MC dropout)
@@ -68,7 +68,7 @@ def seeded(seed:int|None, # None: use (and advance) the global generator
         torch.manual_seed(seed)
         yield
 
-# %% ../nbs/17_baselines.ipynb #11802e4b
+# %% ../nbs/17_baselines.ipynb #b431fdd8
 def _call(model, batch):
     "Logits (B, C) of `model(batch)`, checked."
     out = model(batch)
@@ -86,7 +86,7 @@ def _check_model(model):
     if not callable(model): raise TypeError(f"`model` must be a callable model(batch) -> logits, got {type(model).__name__}")
     return model
 
-# %% ../nbs/17_baselines.ipynb #f7e08e9d
+# %% ../nbs/17_baselines.ipynb #ce866a95
 class Baseline:
     "Base of the baselines: `predict_proba`, `predict_samples`, `predict_logits` and `predict_loader` from `_logit_samples`."
     average, n_samples, stochastic = 'prob', 1, False
@@ -111,7 +111,7 @@ class Baseline:
         return ls.mean(0).softmax(-1) if average == 'logit' else ls.softmax(-1).mean(0)
     def __repr__(self): return f"{type(self).__name__}(n_samples={self.n_samples}, average={self.average!r})"
 
-# %% ../nbs/17_baselines.ipynb #cf8693ba
+# %% ../nbs/17_baselines.ipynb #459629bf
 def _pairs(dl, name):
     for i, item in enumerate(dl):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
@@ -138,14 +138,14 @@ def _combine(self:Baseline, ls, average=None):
 
 Baseline.predict_loader, Baseline._combine, Baseline.has_logits = _predict_loader, _combine, True
 
-# %% ../nbs/17_baselines.ipynb #abb3e21f
+# %% ../nbs/17_baselines.ipynb #a67028ff
 class MLE(Baseline):
     "The backbone itself: one deterministic eval-mode pass, softmax of its logits (no averaging; n_samples ignored)."
     average = 'logit'
     def _logit_samples(self, batch, n_samples):
         with eval_mode(self.model): return _call(self.model, batch)[None]
 
-# %% ../nbs/17_baselines.ipynb #12057366
+# %% ../nbs/17_baselines.ipynb #b9513f4c
 def _cache_logits(model, dl, name='valid_dl'):
     "All logits and labels of a loader, computed once in eval mode (float64, CPU)."
     lg, ys = [], []
@@ -165,7 +165,7 @@ def _golden(f, lo, hi, iters=80):
         else: a, c = c, d; d = a + g*(b - a)
     return (a + b)/2
 
-# %% ../nbs/17_baselines.ipynb #79f86d06
+# %% ../nbs/17_baselines.ipynb #afdeebc0
 class TemperatureScaling(Baseline):
     "softmax(logits / T), one scalar T > 0 fitted by minimising validation NLL (L-BFGS on log T, cached logits); one pass, no averaging."
     average = 'logit'
@@ -182,7 +182,7 @@ class TemperatureScaling(Baseline):
         with eval_mode(self.model): return (_call(self.model, batch)/self.temperature)[None]
     def __repr__(self): return f"TemperatureScaling(T={self.temperature if self.temperature is None else round(self.temperature, 4)})"
 
-# %% ../nbs/17_baselines.ipynb #929a32b5
+# %% ../nbs/17_baselines.ipynb #2f5369b3
 def _fit_ts(self:TemperatureScaling, valid_dl # loader of (batch, y) validation pairs
            )->TemperatureScaling:
     "Fit T on `valid_dl` (logits cached once); sets `temperature`, `nll_before`, `nll_after`, `converged`, `fallback`."
@@ -207,7 +207,7 @@ def _fit_ts(self:TemperatureScaling, valid_dl # loader of (batch, y) validation 
 
 TemperatureScaling.fit = _fit_ts
 
-# %% ../nbs/17_baselines.ipynb #e352871f
+# %% ../nbs/17_baselines.ipynb #19041e5f
 def dropout_modules(model:nn.Module)->list:
     "(name, module) of every `nn.Dropout`-family module, in module order."
     return [(n, m) for n, m in model.named_modules() if isinstance(m, nn.modules.dropout._DropoutNd)]
@@ -221,7 +221,7 @@ def _rates(mods, p):
     finally:
         for m, q in zip(mods, saved): m.p = q
 
-# %% ../nbs/17_baselines.ipynb #e4d7131e
+# %% ../nbs/17_baselines.ipynb #24bcb75d
 class MCDropout(Baseline):
     "MC dropout: S passes with dropout active (only the last nn.Dropout by default), mean of the S softmax probabilities."
     average, stochastic = 'prob', True
@@ -245,7 +245,7 @@ class MCDropout(Baseline):
         with eval_mode(self.model, self.active), _rates(self.active, self.p):
             return torch.stack([_call(self.model, batch) for _ in range(n_samples)])
 
-# %% ../nbs/17_baselines.ipynb #cdf016b2
+# %% ../nbs/17_baselines.ipynb #d8721538
 class DeepEnsemble(Baseline):
     "Deep ensemble: one eval-mode pass per member, mean of the members' softmax probabilities."
     average = 'prob'
@@ -273,7 +273,7 @@ class DeepEnsemble(Baseline):
             ms.append(train(m, s) if train is not None else m)
         return cls(ms)
 
-# %% ../nbs/17_baselines.ipynb #85357314
+# %% ../nbs/17_baselines.ipynb #5057d29d
 def _last_linear(model, batch, name=None):
     "(name, module) of the last `nn.Linear` run by `model(batch)`, checked to produce the logits."
     mods = dict(model.named_modules())
@@ -297,7 +297,7 @@ def _last_linear(model, batch, name=None):
                          "last-layer Laplace needs logits that are the output of the final nn.Linear")
     return last, mods[last]
 
-# %% ../nbs/17_baselines.ipynb #2703b516
+# %% ../nbs/17_baselines.ipynb #abf41397
 def _features(model, layer, batch):
     "Inputs of `layer` (2-d features) and the logits of `model(batch)`, in eval mode."
     got = {}
@@ -316,27 +316,34 @@ def _import_laplace():
     except ImportError as e: raise ImportError("LastLayerLaplace needs laplace-torch: pip install 'director[laplace]'") from e
     return Laplace
 
-# %% ../nbs/17_baselines.ipynb #54c8165d
+# %% ../nbs/17_baselines.ipynb #80704712
 class LastLayerLaplace(Baseline):
-    "KFLLA via laplace-torch: last-layer KFAC Laplace, prior precision by marginal likelihood, GLM predictive with probit link (no sample averaging)."
+    "KFLLA via laplace-torch: last-layer KFAC Laplace, prior precision by marginal likelihood (or validation NLL), GLM predictive with probit link."
     average, stochastic, has_logits = 'prob', True, False
     def __init__(self, model:nn.Module, # the trained model (left unchanged)
                  last_layer:str|None=None, # name of the final nn.Linear (None: detected)
                  hessian_structure:str='kron', # laplace-torch Hessian structure ('kron', 'full', 'diag')
                  link_approx:str='probit', # laplace-torch link approximation for predict_proba
-                 n_samples:int=10): # default number of samples for predict_samples
+                 n_samples:int=10, # default number of samples for predict_samples
+                 prior:str='marglik'): # prior precision: 'marglik' (marginal likelihood, published default) or 'val_nll' (grid search on validation NLL)
         super().__init__(check_type('model', model, nn.Module))
+        check_value('prior', prior in ('marglik', 'val_nll'), prior, "'marglik' or 'val_nll'")
+        self.prior = prior
         check_value('hessian_structure', hessian_structure in ('kron', 'full', 'diag'), hessian_structure, "'kron', 'full' or 'diag'")
         check_value('link_approx', link_approx in ('probit', 'bridge', 'bridge_norm', 'mc'), link_approx, "'probit', 'bridge', 'bridge_norm' or 'mc'")
         self.last_layer, self.hessian_structure, self.link_approx = last_layer, hessian_structure, link_approx
         self.n_samples, self.la = _check_n(n_samples), None
-    def __repr__(self): return f"LastLayerLaplace(last_layer={self.last_layer!r}, hessian={self.hessian_structure!r}, prior_precision={getattr(self, 'prior_precision', None)})"
+    def __repr__(self): return f"LastLayerLaplace(last_layer={self.last_layer!r}, hessian={self.hessian_structure!r}, prior={self.prior!r}, prior_precision={getattr(self, 'prior_precision', None)})"
 
-# %% ../nbs/17_baselines.ipynb #79445d9d
+# %% ../nbs/17_baselines.ipynb #e869c0c7
 def _fit_la(self:LastLayerLaplace, train_dl, # loader of (batch, y) training pairs (the data the model was trained on)
-            bs:int=256): # batch size for laplace-torch's pass over the cached features
-    "Cache last-layer features over `train_dl`, fit the Laplace posterior and tune the prior precision by marginal likelihood."
+            bs:int=256, # batch size for laplace-torch's pass over the cached features
+            valid_dl=None, # loader of (batch, y) validation pairs; required by prior='val_nll'
+            grid_size:int=100): # prior precisions tried by prior='val_nll' (log-spaced over 1e-4..1e4)
+    "Cache last-layer features over `train_dl`, fit the Laplace posterior and tune the prior precision (marginal likelihood or validation NLL)."
     Laplace = _import_laplace()
+    check_type('grid_size', grid_size, int); check_value('grid_size', grid_size >= 2, grid_size, 'an integer >= 2')
+    if self.prior == 'val_nll' and valid_dl is None: raise ValueError("`valid_dl` is required with prior='val_nll' (a loader of (batch, y) validation pairs)")
     dev, feats, ys, layer = _device(self.model), [], [], None
     for xb, yb in _pairs(train_dl, 'train_dl'):
         xb = to_device(xb, dev)
@@ -350,13 +357,18 @@ def _fit_la(self:LastLayerLaplace, train_dl, # loader of (batch, y) training pai
     la.fit(DataLoader(TensorDataset(torch.cat(feats), torch.cat(ys)), batch_size=bs))
     with warnings.catch_warnings():
         warnings.filterwarnings('ignore', message='By default `link_approx` is `probit`')
-        la.optimize_prior_precision(pred_type='glm', method='marglik', link_approx=self.link_approx)
-    self.la, self.prior_precision = la, float(la.prior_precision.flatten()[0])
+        if self.prior == 'marglik': la.optimize_prior_precision(pred_type='glm', method='marglik', link_approx=self.link_approx)
+        else:
+            vf, vy = zip(*[(_features(self.model, layer, to_device(xb, dev))[0], torch.as_tensor(yb).long().to(dev)) for xb, yb in _pairs(valid_dl, 'valid_dl')])
+            nll_offline = lambda p, y: F.nll_loss(p.clamp_min(1e-12).log(), y) # offline loss: laplace-torch 0.3 never resets its running metric
+            la.optimize_prior_precision(pred_type='glm', method='gridsearch', link_approx=self.link_approx, n_samples=self.n_samples,
+                                        val_loader=DataLoader(TensorDataset(torch.cat(vf), torch.cat(vy)), batch_size=bs), loss=nll_offline, grid_size=grid_size)
+    self.la, self.prior_precision = la, float(torch.as_tensor(la.prior_precision).flatten()[0])
     return self
 
 LastLayerLaplace.fit = _fit_la
 
-# %% ../nbs/17_baselines.ipynb #cc90d160
+# %% ../nbs/17_baselines.ipynb #2cbc05a6
 def _la_feats(self:LastLayerLaplace, batch):
     if self.la is None: raise RuntimeError('LastLayerLaplace is not fitted: call .fit(train_dl) first')
     return _features(self.model, self.layer, to_device(batch, _device(self.model)))[0]
@@ -378,7 +390,7 @@ def _la_nologits(self, *args, **kw):
 LastLayerLaplace._feats, LastLayerLaplace.predict_proba, LastLayerLaplace.predict_samples = _la_feats, _la_proba, _la_samples
 LastLayerLaplace.logit_samples = LastLayerLaplace.predict_logits = _la_nologits
 
-# %% ../nbs/17_baselines.ipynb #32861a67
+# %% ../nbs/17_baselines.ipynb #71f4b38d
 class GPBackbone(Baseline):
     "SGPA / KEP-SVGP backbone: S eval-mode passes with GP sampling on, softmax of the MEAN LOGITS (published rule; 'prob' optional)."
     average, stochastic = 'logit', True

@@ -8,14 +8,16 @@ Docs: https://director-uq.github.io/director/core.html.md"""
 __all__ = ['check_type', 'check_value', 'default_device', 'seed_everything', 'seed_worker', 'Config', 'SeedConfig',
            'DataNotFoundError', 'repo_root', 'data_candidates', 'find_data', 'atomic_write', 'env_info', 'git_commit']
 
-# %% ../nbs/00_core.ipynb #d511893a
+# %% ../nbs/00_core.ipynb #d27d745d
 import os, random, json, dataclasses, warnings
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
+from contextlib import contextmanager
+import tempfile as _tempfile
 import numpy as np
 import torch
 
-# %% ../nbs/00_core.ipynb #9087c17e
+# %% ../nbs/00_core.ipynb #02016be4
 def check_type(name:str, value, types, what:str=None):
     "Raise `TypeError` naming `name` unless `value` is an instance of `types`."
     if not isinstance(value, types):
@@ -23,13 +25,13 @@ def check_type(name:str, value, types, what:str=None):
         raise TypeError(f"`{name}` must be {exp}, got {type(value).__name__}: {value!r:.80}")
     return value
 
-# %% ../nbs/00_core.ipynb #f492c603
+# %% ../nbs/00_core.ipynb #6d87d324
 def check_value(name:str, ok:bool, value, expected:str):
     "Raise `ValueError` naming `name`, the received `value` and what was `expected` unless `ok`."
     if not ok: raise ValueError(f"`{name}` must be {expected}, got {value!r:.80}")
     return value
 
-# %% ../nbs/00_core.ipynb #1f9636b2
+# %% ../nbs/00_core.ipynb #ea628fcf
 def default_device(device:str|torch.device|None=None # "cuda", "mps", "cpu", "cuda:1", or None for the best available
                   )->torch.device:
     "The device to compute on: `device` if given (checked to exist), else CUDA, then MPS, then CPU."
@@ -45,7 +47,7 @@ def default_device(device:str|torch.device|None=None # "cuda", "mps", "cpu", "cu
     if getattr(torch.backends, 'mps', None) is not None and torch.backends.mps.is_available(): return torch.device('mps')
     return torch.device('cpu')
 
-# %% ../nbs/00_core.ipynb #024daf9b
+# %% ../nbs/00_core.ipynb #7ee6c8de
 def seed_everything(seed:int=0, # the seed for python, numpy and torch
                     deterministic:bool=False # also ask torch for deterministic algorithms (slower on GPU)
                    )->int:
@@ -60,13 +62,13 @@ def seed_everything(seed:int=0, # the seed for python, numpy and torch
         torch.backends.cudnn.benchmark = False
     return seed
 
-# %% ../nbs/00_core.ipynb #c9852c32
+# %% ../nbs/00_core.ipynb #0aa40010
 def seed_worker(worker_id:int):
     "`worker_init_fn` for `DataLoader`: seed numpy and python in each worker from torch's seed."
     s = torch.initial_seed() % 2**32
     np.random.seed(s); random.seed(s)
 
-# %% ../nbs/00_core.ipynb #20aa3c51
+# %% ../nbs/00_core.ipynb #ee65334d
 @dataclass
 class Config:
     "Base class for settings: validated on creation, convertible to and from JSON-ready dicts."
@@ -88,7 +90,7 @@ class Config:
         return self.from_dict({**self.to_dict(), **kw})
     def to_json(self)->str: return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
-# %% ../nbs/00_core.ipynb #e37b8cd7
+# %% ../nbs/00_core.ipynb #44652843
 @dataclass
 class SeedConfig(Config):
     "Which seed a run uses and whether deterministic kernels are requested."
@@ -98,11 +100,11 @@ class SeedConfig(Config):
         check_type('seed', self.seed, int)
         check_value('seed', 0 <= self.seed < 2**32, self.seed, 'an integer in [0, 2**32)')
 
-# %% ../nbs/00_core.ipynb #c8c23ed7
+# %% ../nbs/00_core.ipynb #de9596e5
 class DataNotFoundError(FileNotFoundError):
     "A dataset was not found in any of the searched places."
 
-# %% ../nbs/00_core.ipynb #20cf4cae
+# %% ../nbs/00_core.ipynb #8de512eb
 def repo_root()->Path|None:
     "The repository root (the folder holding `pyproject.toml` above this package), or `None` when installed elsewhere."
     here = globals().get('__file__')
@@ -111,7 +113,7 @@ def repo_root()->Path|None:
         if (p/'pyproject.toml').exists() and (p/'nbs').exists(): return p
     return None
 
-# %% ../nbs/00_core.ipynb #f081ad32
+# %% ../nbs/00_core.ipynb #7b0fd8bd
 def data_candidates(path:str|Path|None=None)->list[Path]:
     "The folders searched for data, in order: `path`, `$DIRECTOR_DATA`, `../shared/data` beside the repository."
     cands = []
@@ -121,7 +123,7 @@ def data_candidates(path:str|Path|None=None)->list[Path]:
     if root is not None: cands.append(root.parent/'shared'/'data')
     return cands
 
-# %% ../nbs/00_core.ipynb #4c200112
+# %% ../nbs/00_core.ipynb #f83dd0b6
 def find_data(name:str, # sub-folder (e.g. "cola") or file within a data folder
               path:str|Path|None=None, # explicit data folder, searched first
               public:str|None=None # how the public source is reached, for the error message
@@ -137,10 +139,7 @@ def find_data(name:str, # sub-folder (e.g. "cola") or file within a data folder
     if public: how += f"; online, the loader can also fetch it from {public}"
     raise DataNotFoundError(f"dataset `{name}` not found. Searched, in order:\n{searched}\n{how}.")
 
-# %% ../nbs/00_core.ipynb #0e1994dd
-from contextlib import contextmanager
-import tempfile as _tempfile
-
+# %% ../nbs/00_core.ipynb #048875ca
 @contextmanager
 def atomic_write(path:str|Path, mode:str='wb'):
     "Context manager yielding a file object whose content replaces `path` atomically on success."
@@ -156,7 +155,7 @@ def atomic_write(path:str|Path, mode:str='wb'):
         if os.path.exists(tmp): os.remove(tmp)
         raise
 
-# %% ../nbs/00_core.ipynb #58c15d34
+# %% ../nbs/00_core.ipynb #be0414f7
 def env_info()->dict:
     "Device, thread count and library versions, for results records."
     import platform, importlib.metadata as md
@@ -168,7 +167,7 @@ def env_info()->dict:
     return dict(device=str(dev), device_name=torch.cuda.get_device_name(0) if dev.type == 'cuda' else platform.processor() or platform.machine(),
                 threads=torch.get_num_threads(), python=platform.python_version(), versions=vers)
 
-# %% ../nbs/00_core.ipynb #b3885920
+# %% ../nbs/00_core.ipynb #1148dddc
 def git_commit()->str|None:
     "The current git commit of the repository, or `None` outside a checkout."
     import subprocess

@@ -11,7 +11,7 @@ __all__ = ['ADAPTERS', 'Traces', 'ctx_index', 'ctx_repeat', 'ctx_to', 'Unsupport
            'HFEncoderAdapter', 'HFDecoderEmbed', 'HFDecoderHead', 'HFDecoderAdapter', 'register_adapter', 'adapt',
            'adapter_from_spec']
 
-# %% ../nbs/11_repartition.ipynb #81dfe83f
+# %% ../nbs/11_repartition.ipynb #97617149
 import copy, hashlib, json, warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -23,7 +23,7 @@ from fastcore.basics import patch
 from .core import check_type, check_value
 from .backbones import PaperViT, TextTransformer, build_backbone
 
-# %% ../nbs/11_repartition.ipynb #25f37b5c
+# %% ../nbs/11_repartition.ipynb #513c59b2
 @dataclass(repr=False)
 class Traces:
     "Teacher traces of one batch: states X0..XL, mean targets mu1..muL, std targets (None if deterministic), logits, ctx."
@@ -43,7 +43,7 @@ class Traces:
         return (f"Traces(n_steps={self.n_steps}, xs={len(self.xs)}x{shp}, stochastic={self.stochastic}, "
                 f"logits={tuple(self.logits.shape)}, ctx={sorted(self.ctx)})")
 
-# %% ../nbs/11_repartition.ipynb #6e4e07e8
+# %% ../nbs/11_repartition.ipynb #29ab8807
 def _ctx_map(ctx, fn):
     check_type('ctx', ctx, dict)
     return {k: (fn(v) if isinstance(v, torch.Tensor) else v) for k, v in ctx.items()}
@@ -61,14 +61,14 @@ def ctx_to(ctx:dict, device)->dict:
     "The context moved to `device`."
     return _ctx_map(ctx, lambda v: v.to(device))
 
-# %% ../nbs/11_repartition.ipynb #05a6c438
+# %% ../nbs/11_repartition.ipynb #465d1c49
 class UnsupportedModelError(TypeError):
     "`adapt` does not know how to re-partition this model."
 
 class EquivalenceError(AssertionError):
     "The re-partitioned path does not reproduce the model's logits."
 
-# %% ../nbs/11_repartition.ipynb #fcef63aa
+# %% ../nbs/11_repartition.ipynb #66b4024c
 class Adapter:
     "Base re-partitioning adapter: an embedding, `n_steps` re-cut blocks (Eq. (1)) and a head around a wrapped `model`."
     family = 'custom'
@@ -88,7 +88,7 @@ class Adapter:
     def __repr__(self):
         return f"{type(self).__name__}(family={self.family!r}, n_steps={self.n_steps}, dim={self.dim}, n_classes={self.n_classes})"
 
-# %% ../nbs/11_repartition.ipynb #c1254202
+# %% ../nbs/11_repartition.ipynb #754f0e39
 @patch
 def embed(self:Adapter, batch)->tuple:
     "X0 (B, N, d) and the context dict of `batch`."
@@ -109,7 +109,7 @@ def forward_original(self:Adapter, batch)->torch.Tensor:
     "The wrapped model's own logits for `batch`."
     raise NotImplementedError(f"{type(self).__name__} must implement forward_original(batch)")
 
-# %% ../nbs/11_repartition.ipynb #7048612b
+# %% ../nbs/11_repartition.ipynb #a395fa57
 @patch(as_prop=True)
 def stochastic(self:Adapter)->bool:
     "Whether some re-cut block samples (GP attention); then `step_stats` returns non-trivial means and stds."
@@ -129,7 +129,7 @@ def _check_step(self:Adapter, X, t):
     if X.ndim != 3 or X.shape[-1] != self.dim:
         raise ValueError(f"`X` must have shape (B, N, dim={self.dim}), got {tuple(X.shape)}")
 
-# %% ../nbs/11_repartition.ipynb #1d71e465
+# %% ../nbs/11_repartition.ipynb #de6d19e5
 @contextmanager
 def eval_mode(model:nn.Module, warn:bool=False):
     "Run the block with `model` in eval mode, restoring its mode after; warn if it was training and `warn`."
@@ -141,7 +141,7 @@ def eval_mode(model:nn.Module, warn:bool=False):
     finally:
         for m, was in modes: m.training = was
 
-# %% ../nbs/11_repartition.ipynb #eab29da2
+# %% ../nbs/11_repartition.ipynb #67db708a
 @patch
 def traces(self:Adapter, batch)->Traces:
     "Teacher traces of `batch` (no grad, eval mode): states X0..XL, mean/std targets, logits, context."
@@ -155,7 +155,7 @@ def traces(self:Adapter, batch)->Traces:
         logits = self.head(X, ctx)
     return Traces(xs, means, stds if sto else None, logits, ctx)
 
-# %% ../nbs/11_repartition.ipynb #00e14ded
+# %% ../nbs/11_repartition.ipynb #767b95df
 @patch
 def compose(self:Adapter, batch)->torch.Tensor:
     "Logits through the re-partitioned path: embed, then steps 1..L, then head."
@@ -183,7 +183,7 @@ def verify(self:Adapter, batch, rtol:float=1e-5, atol:float=1e-6, seed:int=0)->f
                                f"(rtol={rtol}, atol={atol}); a norm, pooling or residual is misplaced")
     return diff
 
-# %% ../nbs/11_repartition.ipynb #c28c6672
+# %% ../nbs/11_repartition.ipynb #c201de91
 @patch
 def embed_module(self:Adapter)->nn.Module:
     "A trainable copy of the embedding: forward(batch) -> (X0, ctx)."
@@ -199,7 +199,7 @@ def backbone_config(self:Adapter)->dict:
     "JSON-able description of the backbone's architecture from which `adapter_from_spec` rebuilds it."
     raise NotImplementedError(f"{type(self).__name__} must implement backbone_config() for spec()/adapter_from_spec")
 
-# %% ../nbs/11_repartition.ipynb #bf584303
+# %% ../nbs/11_repartition.ipynb #58edfe49
 def _jsonable(d): return json.loads(json.dumps(d, sort_keys=True, default=str))
 
 _VOLATILE = ('_name_or_path', 'transformers_version')
@@ -224,7 +224,7 @@ def spec(self:Adapter)->dict:
     return _jsonable(dict(family=self.family, backbone_config=self.backbone_config(), opts=self.opts,
                           fingerprint=self.fingerprint(), n_steps=self.n_steps, dim=self.dim, n_classes=self.n_classes))
 
-# %% ../nbs/11_repartition.ipynb #4b3de90f
+# %% ../nbs/11_repartition.ipynb #36cf295b
 def _image_batch(batch, in_chans=None):
     if isinstance(batch, Mapping):
         if 'pixel_values' not in batch: raise ValueError(f"`batch` mapping must contain 'pixel_values', got keys {sorted(batch)}")
@@ -253,7 +253,7 @@ def _text_batch(batch):
     if 'attention_mask' not in out: out['attention_mask'] = torch.ones_like(ids)
     return out
 
-# %% ../nbs/11_repartition.ipynb #3b38be42
+# %% ../nbs/11_repartition.ipynb #1d3a213e
 def _shell(model:nn.Module, drop)->nn.Module:
     "Shallow copy of `model` without the children/parameters/buffers named in `drop` (the rest shared)."
     s = copy.copy(model)
@@ -270,7 +270,7 @@ def _opts(opts, defaults, family):
         raise ValueError(f"unknown option(s) {sorted(unknown)} for the {family} adapter; known options: {sorted(defaults) or 'none'}")
     return {**defaults, **opts}
 
-# %% ../nbs/11_repartition.ipynb #ee31c78a
+# %% ../nbs/11_repartition.ipynb #4f818bb5
 class PaperEmbed(nn.Module):
     "Embedding of a paper model: its own `tokens` (and, for text, its batch unpacking and padding mask)."
     def __init__(self, model):
@@ -292,7 +292,7 @@ class PaperHead(nn.Module):
         self.shell = _shell(model, ('blocks', 'patch_embed', 'pos_embed', 'tok_embed', 'pos_table', 'proj', 'drop'))
     def forward(self, X, ctx): return self.shell.forward_head(X + self.mlp(self.norm2(X)), ctx.get('mask'))
 
-# %% ../nbs/11_repartition.ipynb #5a0ea112
+# %% ../nbs/11_repartition.ipynb #53d11df2
 class PaperAdapter(Adapter):
     "Adapter for `PaperViT` (family 'paper_vit') and `TextTransformer` ('paper_text'), softmax or GP attention."
     def __init__(self, model, **opts):
@@ -319,7 +319,7 @@ class PaperAdapter(Adapter):
     def forward_original(self, batch): return self.model(batch)
     def backbone_config(self): return _jsonable(self.model.config)
 
-# %% ../nbs/11_repartition.ipynb #908030f3
+# %% ../nbs/11_repartition.ipynb #4d9b7547
 class TimmEmbed(nn.Module):
     "Embedding of a timm VisionTransformer (its own patch_embed, _pos_embed, patch_drop, norm_pre)."
     def __init__(self, model):
@@ -341,7 +341,7 @@ class TimmHead(nn.Module):
         X = X + self.drop_path2(self.ls2(self.mlp(self.norm2(X))))
         return self.shell.forward_head(self.shell.norm(X))
 
-# %% ../nbs/11_repartition.ipynb #f52fa478
+# %% ../nbs/11_repartition.ipynb #c124600f
 class TimmViTAdapter(Adapter):
     "Adapter for timm `VisionTransformer` models built from the standard pre-norm `Block` (family 'timm_vit')."
     family, store_ctx = 'timm_vit', ()
@@ -361,7 +361,7 @@ class TimmViTAdapter(Adapter):
         return X + b.drop_path1(b.ls1(b.attn(b.norm1(X))))
     def forward_original(self, batch): return self.model(_image_batch(batch))
 
-# %% ../nbs/11_repartition.ipynb #a07b2a0d
+# %% ../nbs/11_repartition.ipynb #89dae659
 def _act_name(act):
     n = type(act).__name__.lower()
     if 'quick' in n: return 'quick_gelu'
@@ -388,7 +388,7 @@ def _build_timm(bc):
     from timm.layers import LayerNorm, get_act_layer
     return VisionTransformer(**bc['kwargs'], norm_layer=partial(LayerNorm, eps=bc['norm_eps']), act_layer=get_act_layer(bc['act']))
 
-# %% ../nbs/11_repartition.ipynb #a5cbb0be
+# %% ../nbs/11_repartition.ipynb #648953b0
 def _hf_config(model):
     return dict(arch=type(model).__name__, config={k: v for k, v in model.config.to_dict().items() if k != '_name_or_path'},
                 attn_implementation=model.config._attn_implementation, dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
@@ -403,7 +403,7 @@ class HFAdapter(Adapter):
     "Base of the Hugging Face adapters: the backbone is described by its class name, config, attention implementation and dtype."
     def backbone_config(self)->dict: return _hf_config(self.model)
 
-# %% ../nbs/11_repartition.ipynb #f0462176
+# %% ../nbs/11_repartition.ipynb #b9d78fa6
 class HFViTEmbed(nn.Module):
     "Embedding of a Hugging Face ViT: its own `ViTEmbeddings` (CLS token, patches, positions)."
     def __init__(self, model, interpolate_pos_encoding=False):
@@ -426,7 +426,7 @@ class HFViTHead(nn.Module):
         x = x + self.dropout(self.mlp(self.layernorm_after(x)))
         return self.classifier(self.layernorm(x))
 
-# %% ../nbs/11_repartition.ipynb #7389534f
+# %% ../nbs/11_repartition.ipynb #2282c99e
 class HFViTAdapter(HFAdapter):
     "Adapter for Hugging Face `ViTForImageClassification` (family 'hf_vit')."
     family, store_ctx = 'hf_vit', ()
@@ -445,7 +445,7 @@ class HFViTAdapter(HFAdapter):
     def forward_original(self, batch):
         return self.model(pixel_values=_image_batch(batch), interpolate_pos_encoding=self.opts['interpolate_pos_encoding']).logits
 
-# %% ../nbs/11_repartition.ipynb #4a458266
+# %% ../nbs/11_repartition.ipynb #ebf7efd3
 def _additive(allowed, dtype):
     "0 where `allowed`, the dtype's minimum elsewhere (Hugging Face's eager mask convention)."
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
@@ -476,7 +476,7 @@ class HFEncoderHead(nn.Module):
         if self.pooler is None: return self.classifier(h)
         return self.classifier(self.dropout(self.pooler(h)))
 
-# %% ../nbs/11_repartition.ipynb #2e8ea808
+# %% ../nbs/11_repartition.ipynb #40828d13
 class HFEncoderAdapter(HFAdapter):
     "Adapter for BERT-family `*ForSequenceClassification` encoders: BERT (incl. MiniLM), RoBERTa, XLM-R (family 'hf_encoder')."
     family = 'hf_encoder'
@@ -498,7 +498,7 @@ class HFEncoderAdapter(HFAdapter):
         b = _text_batch(batch)
         return self.model(**b).logits
 
-# %% ../nbs/11_repartition.ipynb #a5c6548d
+# %% ../nbs/11_repartition.ipynb #481e5e34
 def _causal_masks(mask, dtype, layer_types, window):
     T = mask.shape[1]
     q, k = torch.arange(T, device=mask.device)[:, None], torch.arange(T, device=mask.device)[None, :]
@@ -515,7 +515,7 @@ def _last_idx(ids, pad_id):
     tok = torch.arange(ids.shape[-1], device=ids.device, dtype=torch.int32)
     return (tok * (ids != pad_id).to(torch.int32)).argmax(-1)
 
-# %% ../nbs/11_repartition.ipynb #9c1a2ffb
+# %% ../nbs/11_repartition.ipynb #8acda65b
 class HFDecoderEmbed(nn.Module):
     "Embedding of a decoder LLM: token embedding, rotary tables, masks, then the first L - last_k (frozen) layers."
     def __init__(self, model, n_frozen):
@@ -551,7 +551,7 @@ class HFDecoderHead(nn.Module):
         h = h + self.mlp(self.post_attention_layernorm(h))
         return self.score(self.norm(h))
 
-# %% ../nbs/11_repartition.ipynb #8ef5bf7f
+# %% ../nbs/11_repartition.ipynb #e5512d02
 class HFDecoderAdapter(HFAdapter):
     "Adapter for Qwen2/Llama `*ForSequenceClassification` decoders, re-cutting the last `last_k` blocks (family 'hf_decoder')."
     family, store_ctx = 'hf_decoder', ('mask', 'last_idx')
@@ -584,7 +584,7 @@ class HFDecoderAdapter(HFAdapter):
         emb.layers.requires_grad_(False)
         return emb
 
-# %% ../nbs/11_repartition.ipynb #50eaa3ad
+# %% ../nbs/11_repartition.ipynb #0f784bac
 _HF_ENCODERS = ('BertForSequenceClassification', 'RobertaForSequenceClassification', 'XLMRobertaForSequenceClassification')
 _HF_DECODERS = ('Qwen2ForSequenceClassification', 'LlamaForSequenceClassification')
 
@@ -612,7 +612,7 @@ def register_adapter(family:str, # name recorded in specs
     ADAPTERS.pop(family, None)
     ADAPTERS[family] = (matches, cls, description or cls.__name__)
 
-# %% ../nbs/11_repartition.ipynb #554ad94a
+# %% ../nbs/11_repartition.ipynb #4c522b70
 _HOWTO = ("To re-partition another model, subclass director.repartition.Adapter: pass the model, an embedding module "
           "(forward(batch) -> (X0, ctx)), a head module (forward(X, ctx) -> logits), n_steps, dim and n_classes to "
           "Adapter.__init__, implement step(X, t, ctx) (MLP sub-block of block t-1, then attention sub-block of block t) "
@@ -628,7 +628,7 @@ def adapt(model:nn.Module, # a supported backbone (see `ADAPTERS`)
     name = f"{type(model).__module__}.{type(model).__qualname__}"
     raise UnsupportedModelError(f"no adapter for {name}. Supported families:\n{fams}\n{_HOWTO}")
 
-# %% ../nbs/11_repartition.ipynb #8165c8f7
+# %% ../nbs/11_repartition.ipynb #5457c3dd
 _BUILDERS = dict(paper_vit=build_backbone, paper_text=build_backbone, timm_vit=_build_timm, hf_vit=_build_hf,
                  hf_encoder=_build_hf, hf_decoder=_build_hf)
 
