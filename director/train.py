@@ -9,8 +9,8 @@ __all__ = ['SCHEDULES', 'SELECT', 'lr_factor', 'make_scheduler', 'TrainConfig', 
            'gather_predictions', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'train_backbone',
            'save_backbone', 'load_backbone', 'DistillStep', 'distill', 'launch_distributed']
 
-# %% ../nbs/20_train.ipynb #e6dde987
-import math, os, random, copy, json, socket, subprocess, sys, tempfile
+# %% ../nbs/20_train.ipynb #66fe39da
+import math, os, random, copy, json, socket, subprocess, sys, tempfile, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -26,7 +26,7 @@ from .kernel import KernelConfig
 from .model import Director
 from .loss import LossConfig, DirectorLoss, loss_weights
 
-# %% ../nbs/20_train.ipynb #f5bf7431
+# %% ../nbs/20_train.ipynb #4f92cdf8
 SCHEDULES = ('warmup_cosine', 'linear_cosine')
 
 def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
@@ -52,7 +52,7 @@ def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
         T = epochs - warmup_epochs
     return m + (1 - m) * (1 + math.cos(math.pi * min(epoch - warmup_epochs, T) / T)) / 2
 
-# %% ../nbs/20_train.ipynb #cedb17b8
+# %% ../nbs/20_train.ipynb #9ba327ec
 def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rates are scheduled
                    cfg # a `TrainConfig` or `DistillConfig` (epochs, warmup_epochs, lr, min_lr, schedule)
                   )->torch.optim.lr_scheduler.LambdaLR:
@@ -61,7 +61,7 @@ def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rat
     def f(e): return lr_factor(e, cfg.epochs, cfg.warmup_epochs, cfg.lr, cfg.min_lr, cfg.schedule)
     return torch.optim.lr_scheduler.LambdaLR(opt, f)
 
-# %% ../nbs/20_train.ipynb #d83ea533
+# %% ../nbs/20_train.ipynb #3096798d
 def _chk_num(name, v, lo=None, lo_open=False, hi=None, hi_open=False, what='a number'):
     check_type(name, v, (int, float))
     check_value(name, not isinstance(v, bool), v, what)
@@ -113,7 +113,7 @@ class TrainConfig(Config):
         if self.device is not None: check_type('device', self.device, str)
         check_value('mixed_precision', self.mixed_precision in ('no', 'fp16', 'bf16'), self.mixed_precision, "'no', 'fp16' or 'bf16'")
 
-# %% ../nbs/20_train.ipynb #d41f137c
+# %% ../nbs/20_train.ipynb #ff519c6d
 @dataclass
 class DistillConfig(TrainConfig):
     "Stage-2 settings: the kernel (`KernelConfig` fields), the loss (`LossConfig` fields) and the optimisation."
@@ -153,7 +153,7 @@ class DistillConfig(TrainConfig):
         "Settings with the paper's loss weights for `setting` (a key of `director.loss.LOSS_WEIGHTS`, e.g. 'cifar_kep'), then `kw`."
         return cls(**{**loss_weights(setting), **kw})
 
-# %% ../nbs/20_train.ipynb #56e4dc90
+# %% ../nbs/20_train.ipynb #2ecfa36f
 def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                     )->Accelerator:
     "An `Accelerator` with a seedable sampler (shuffle of epoch e seeded by `cfg.seed + e`) and DDP unused-parameter detection."
@@ -163,7 +163,7 @@ def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=cfg.seed),
                        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
 
-# %% ../nbs/20_train.ipynb #f709109b
+# %% ../nbs/20_train.ipynb #27aeed57
 @torch.no_grad()
 def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
                        dl, # loader of (batch, y); prepared by `accelerator` when one is given
@@ -180,7 +180,7 @@ def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
     check_value('dl', len(outs) > 0, 'an empty loader', 'a loader with at least one batch')
     return torch.cat(outs), torch.cat(ys)
 
-# %% ../nbs/20_train.ipynb #4a375cd6
+# %% ../nbs/20_train.ipynb #b09ffc63
 def rng_state()->dict:
     "The current states of python's `random`, numpy, torch CPU and (if present) every CUDA device."
     return dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(),
@@ -206,7 +206,7 @@ def load_checkpoint(path:str|Path)->dict:
     if not path.exists(): raise FileNotFoundError(f"no checkpoint at {path}")
     return torch.load(path, map_location='cpu', weights_only=False)
 
-# %% ../nbs/20_train.ipynb #5f193ceb
+# %% ../nbs/20_train.ipynb #3d088644
 _MECH = ('resume', 'stop_after', 'progress', 'ckpt_dir', 'device')
 
 def _mcc(pred, y):
@@ -269,7 +269,7 @@ def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, me
         probs, yv = gather_predictions(predict, valid_dl, acc)
         metrics, score = _score(cfg.select, probs, yv)
         log.append(dict(epoch=epoch, lr=lr, steps=n, procs=acc.num_processes, **{f'train_{k}': v for k, v in zip(sorted(sums), parts)}, **{f'valid_{k}': v for k, v in metrics.items()}))
-        if score > best['score']:
+        if lr > 0 and score > best['score']:
             best = dict(score=score, epoch=epoch, state={k: v.detach().cpu().clone() for k, v in base.state_dict().items()})
             if ck is not None and acc.is_main_process: save_checkpoint(dict(stage=stage, epoch=epoch, score=score, model=best['state'], meta=meta), ck/'best.pt')
         bar.set_postfix(loss=f"{log[-1]['train_total']:.4f}", val=f"{metrics[cfg.select]:.4f}", best=f"{best['score']:.4f}")
@@ -283,10 +283,12 @@ def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, me
         if cfg.stop_after is not None and last >= cfg.stop_after: break
     bar.close()
     if best['state'] is not None: base.load_state_dict(best['state'])
+    elif log: warnings.warn(f"{stage}: every epoch ran at learning rate 0 (warm-up longer than the run), so no checkpoint was selected and the "
+                            "model is returned untrained; use fewer warmup_epochs or more epochs")
     net.eval()
     return log
 
-# %% ../nbs/20_train.ipynb #d7a405f6
+# %% ../nbs/20_train.ipynb #4ea353a8
 def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
                    train_dl, # loader of (batch, y); batch a tensor or a dict of tensors
                    valid_dl, # validation loader (best-checkpoint selection)
@@ -319,7 +321,7 @@ def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
     model.fit_log = log
     return model
 
-# %% ../nbs/20_train.ipynb #8140bf55
+# %% ../nbs/20_train.ipynb #c4a208e9
 def save_backbone(model:nn.Module, path:str|Path)->Path:
     "Save a backbone that has a `.config` (architecture) and its weights to `path`."
     check_type('model', model, nn.Module)
@@ -335,7 +337,7 @@ def load_backbone(path:str|Path, device:str|None=None)->nn.Module:
     model = build_backbone(st['config']); model.load_state_dict(st['state_dict'])
     return model.to(default_device(device) if device else 'cpu').eval()
 
-# %% ../nbs/20_train.ipynb #49e7e7fe
+# %% ../nbs/20_train.ipynb #698ca986
 class DistillStep(nn.Module):
     "One stage-2 step as a module: L2 on one sampled rollout + teacher-forced L1 against the teacher's traces."
     def __init__(self, director:Director, loss_fn:DirectorLoss):
@@ -347,7 +349,7 @@ class DistillStep(nn.Module):
         mus, sigmas = d.teacher_forced(tr.xs, tr.ctx)
         return self.loss_fn(mus, sigmas, tr.means, tr.stds, logits, y, (tr.ctx or {}).get('mask'))
 
-# %% ../nbs/20_train.ipynb #342349a9
+# %% ../nbs/20_train.ipynb #2b6d63c5
 def _teacher_heads(adapter)->int|None:
     "The backbone's attention head count when its config states it (the paper's kernels use the teacher's)."
     try: bc = adapter.backbone_config()
@@ -363,7 +365,7 @@ def _check_adapter(adapter):
     missing = [a for a in need if not hasattr(adapter, a)]
     check_value('adapter', not missing, type(adapter).__name__, f'an adapter from `director.repartition.adapt(model)` (missing {missing})')
 
-# %% ../nbs/20_train.ipynb #68ce30d7
+# %% ../nbs/20_train.ipynb #04881073
 def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
             train_dl, # loader of (batch, y)
             valid_dl, # validation loader (best-accuracy checkpoint)
@@ -390,7 +392,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     d.fit_log = log
     return d
 
-# %% ../nbs/20_train.ipynb #5a39a41b
+# %% ../nbs/20_train.ipynb #991b1499
 def launch_distributed(script:str, # python source to run in every process
                        nproc:int=2, # number of processes
                        timeout:float=300 # seconds
