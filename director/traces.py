@@ -7,7 +7,7 @@ Docs: https://director-uq.github.io/director/traces.html.md"""
 # %% auto #0
 __all__ = ['to_device', 'teacher_traces', 'TraceStoreError', 'TraceStore', 'bench_trace_overhead']
 
-# %% ../nbs/12_traces.ipynb #ffdaf3ec
+# %% ../nbs/12_traces.ipynb #4083ba4e
 import hashlib, json, math, os, statistics, time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from .core import check_type, check_value, atomic_write, env_info, repo_root, git_commit
 from .repartition import Adapter, Traces, adapt, ctx_index
 
-# %% ../nbs/12_traces.ipynb #cfe148dd
+# %% ../nbs/12_traces.ipynb #90162e2a
 def to_device(batch, device):
     "`batch` (a tensor, a mapping of tensors, or a tuple/list of those) moved to `device`."
     if isinstance(batch, torch.Tensor): return batch.to(device)
@@ -37,7 +37,7 @@ def teacher_traces(adapter:Adapter, # the re-partitioned teacher
     check_type('adapter', adapter, Adapter)
     return adapter.traces(to_device(batch, device or _model_device(adapter)))
 
-# %% ../nbs/12_traces.ipynb #1249937f
+# %% ../nbs/12_traces.ipynb #ee0ad2b3
 class TraceStoreError(ValueError):
     "A trace store does not match the teacher, or one of its shards is missing, truncated or corrupt."
 
@@ -64,7 +64,7 @@ def _split_item(item):
         return item[0], item[1]
     return item, (item.get('labels') if isinstance(item, Mapping) else None)
 
-# %% ../nbs/12_traces.ipynb #f5c862bf
+# %% ../nbs/12_traces.ipynb #4804691c
 def _flatten(tr:Traces, batch, y, dtype, keys)->dict:
     "The tensors of one shard, trace tensors cast to `dtype`."
     c = lambda t: t.detach().to('cpu', dtype).contiguous()
@@ -92,7 +92,7 @@ def _unflatten(d:dict, n_steps:int)->Traces:
     inputs = d['in'] if 'in' in d else ({k[3:]: v for k, v in d.items() if k.startswith('in.')} or None)
     return Traces(xs, means, stds, d['logits'], ctx, inputs=inputs, y=d.get('y'))
 
-# %% ../nbs/12_traces.ipynb #71664e21
+# %% ../nbs/12_traces.ipynb #75fd7ebd
 class TraceStore:
     "Teacher traces of a dataset on disk: one verified safetensors shard per batch, resumable writes, streamed reads."
     def __init__(self, path:str|Path): # the store's folder (created on the first write)
@@ -114,7 +114,7 @@ class TraceStore:
         return (f"TraceStore(family={m.get('family')}, n_steps={m.get('n_steps')}, dtype={m.get('dtype')}, "
                 f"shards={self.n_shards}, samples={len(self)}, complete={self.complete})")
 
-# %% ../nbs/12_traces.ipynb #67ae248a
+# %% ../nbs/12_traces.ipynb #2c3587a6
 def _teacher(adapter:Adapter)->dict:
     return dict(family=adapter.family, fingerprint=adapter.fingerprint(), n_steps=adapter.n_steps, dim=adapter.dim,
                 n_classes=adapter.n_classes, stochastic=adapter.stochastic)
@@ -136,7 +136,7 @@ def check(self:TraceStore, adapter:Adapter)->TraceStore:
     _check_meta(meta, _teacher(adapter), self.path)
     return self
 
-# %% ../nbs/12_traces.ipynb #3ad60d16
+# %% ../nbs/12_traces.ipynb #1dc68a05
 def _save_meta(store, meta): 
     with atomic_write(store.meta_path, 'w') as f: json.dump(meta, f, indent=1)
 
@@ -169,7 +169,7 @@ def write(self:TraceStore, adapter:Adapter, # the teacher
     _write_shards(self, adapter, loader, meta, device, progress)
     return self
 
-# %% ../nbs/12_traces.ipynb #2b56f71d
+# %% ../nbs/12_traces.ipynb #cafae6c9
 def _write_shards(store, adapter, loader, meta, device, progress):
     from tqdm.auto import tqdm
     done, n_done, n_seen = meta['shards'], len(meta['shards']), 0
@@ -194,7 +194,7 @@ def _write_shards(store, adapter, loader, meta, device, progress):
     meta['complete'] = True
     _save_meta(store, meta)
 
-# %% ../nbs/12_traces.ipynb #fcbdf243
+# %% ../nbs/12_traces.ipynb #a20e6eb1
 @patch
 def load_shard(self:TraceStore, i:int)->Traces:
     "Traces of shard `i` (float tensors in the storage dtype), verified against the metadata."
@@ -217,7 +217,7 @@ def verify(self:TraceStore)->int:
     "Check every shard's size and sha256; the number of samples."
     return sum(self.load_shard(i).logits.shape[0] for i in range(self.n_shards))
 
-# %% ../nbs/12_traces.ipynb #f5d0652f
+# %% ../nbs/12_traces.ipynb #ef543bcf
 def _pad_tokens(t, n):
     if t is None or t.ndim < 2 or t.shape[1] == n: return t
     pad = t.new_zeros((t.shape[0], n - t.shape[1], *t.shape[2:]))
@@ -250,7 +250,7 @@ def _rows(tr:Traces, idx)->Traces:
     return Traces(xs, [m[idx] for m in tr.means] if tr.stochastic else xs[1:], [s[idx] for s in tr.stds] if tr.stochastic else None,
                   tr.logits[idx], ctx_index(tr.ctx, idx), inputs=ins, y=None if tr.y is None else tr.y[idx])
 
-# %% ../nbs/12_traces.ipynb #561f4dd5
+# %% ../nbs/12_traces.ipynb #8cee5830
 def _cast(tr:Traces, dtype, device)->Traces:
     f = lambda t: t.to(device, dtype)
     mv = lambda t: t.to(device) if isinstance(t, torch.Tensor) else t
@@ -289,7 +289,7 @@ def batches(self:TraceStore, bs:int|None=None, # rows per batch; None = one shar
             buf = [rest] if n_buf else []
     if n_buf: yield _cast(_cat(buf), dtype, device)
 
-# %% ../nbs/12_traces.ipynb #23add575
+# %% ../nbs/12_traces.ipynb #b4e99f80
 def _time(fn):
     t = time.perf_counter(); fn(); return time.perf_counter() - t
 
@@ -303,7 +303,7 @@ def _bench_pair(plain, traced, n_repeats, n_warmup=2):
     return dict(plain_ms=1e3 * mp, traces_ms=1e3 * mt, ratio=mt / mp, pair_ratio_median=statistics.median(b / a for a, b in zip(tp, tt)),
                 n_repeats=n_repeats)
 
-# %% ../nbs/12_traces.ipynb #1f6c6fce
+# %% ../nbs/12_traces.ipynb #ab09f432
 def bench_trace_overhead(n_repeats:int=15, # timed runs of each (interleaved)
                          path:str|Path|None=None, # output JSON; default results/trace_overhead.json in the repository
                          threshold:float=1.15): # the target ratio, recorded with the results
