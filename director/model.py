@@ -8,7 +8,7 @@ Docs: https://director-uq.github.io/director/model.html.md"""
 __all__ = ['FORMAT_VERSION', 'WEIGHTS_FILE', 'CONFIG_FILE', 'DEFAULT_MAX_ROWS', 'default_max_rows', 'Director', 'evaluating',
            'bench_sampling']
 
-# %% ../nbs/14_model.ipynb #ff264f75
+# %% ../nbs/14_model.ipynb #1ea3374c
 import copy, hashlib, json, math, os, shutil, statistics, tempfile, time, uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +22,7 @@ from .core import check_type, check_value
 from .kernel import KernelConfig, TransitionKernel
 from .repartition import adapter_from_spec
 
-# %% ../nbs/14_model.ipynb #89af3ba9
+# %% ../nbs/14_model.ipynb #50abc8cd
 FORMAT_VERSION = 1 # version of the checkpoint layout written by `Director.save`
 WEIGHTS_FILE, CONFIG_FILE = 'model.safetensors', 'config.json'
 DEFAULT_MAX_ROWS = dict(cpu=128, cuda=8192) # rows per batched rollout chunk when `max_rows=None`; other devices use the CUDA value
@@ -32,7 +32,7 @@ def default_max_rows(device:str|torch.device='cpu')->int:
     check_type('device', device, (str, torch.device))
     return DEFAULT_MAX_ROWS['cpu' if torch.device(device).type == 'cpu' else 'cuda']
 
-# %% ../nbs/14_model.ipynb #cc44b070
+# %% ../nbs/14_model.ipynb #e33b09c7
 class Director(nn.Module):
     "DIRECTOR: copied embedding → L sampled transitions of one shared Gaussian kernel → copied head (Eq. 1)."
     def __init__(self, embed:nn.Module, # forward(batch) -> (X0 (B, N, d), ctx dict)
@@ -64,14 +64,14 @@ class Director(nn.Module):
         check_type('max_rows', rows, int); check_value('max_rows', rows >= 1, rows, 'a positive integer')
         return rows
 
-# %% ../nbs/14_model.ipynb #ef7c7492
+# %% ../nbs/14_model.ipynb #a85bfa1c
 def _default_heads(spec:dict, dim:int)->int:
     "Kernel heads: the backbone's head count when recorded in the spec and dividing `dim`, else the first of 12, 8, 4, 2, 1 that divides it."
     bc = spec.get('backbone_config') or {}
     for h in (bc.get('heads'), bc.get('num_attention_heads'), 12, 8, 4, 2, 1):
         if isinstance(h, int) and h >= 1 and dim % h == 0: return h
 
-# %% ../nbs/14_model.ipynb #6feb8744
+# %% ../nbs/14_model.ipynb #dd4f5bc9
 @patch
 def freeze_embed_head(self:Director, frozen:bool=True):
     "Freeze (or unfreeze) the copied embedding and head; the kernel stays trainable."
@@ -79,7 +79,7 @@ def freeze_embed_head(self:Director, frozen:bool=True):
     self.frozen_embed_head = frozen
     return self
 
-# %% ../nbs/14_model.ipynb #71449a71
+# %% ../nbs/14_model.ipynb #fa44d246
 @patch(cls_method=True)
 def from_adapter(cls:Director, ad, # an adapter from `director.repartition.adapt`
                  kernel_cfg:KernelConfig|dict|None=None, # full kernel config; default: KernelConfig(dim=ad.dim, n_steps=ad.n_steps, ...)
@@ -100,7 +100,7 @@ def from_adapter(cls:Director, ad, # an adapter from `director.repartition.adapt
     d = cls(ad.embed_module(), TransitionKernel(kernel_cfg), ad.head_module(), spec)
     return d.freeze_embed_head() if freeze_embed_head else d
 
-# %% ../nbs/14_model.ipynb #7d62bbe6
+# %% ../nbs/14_model.ipynb #340b60b6
 @patch
 def transition(self:Director, X:torch.Tensor, # (B, N, d) state X_{t-1}
                t:int, # block index in 1..L
@@ -110,7 +110,7 @@ def transition(self:Director, X:torch.Tensor, # (B, N, d) state X_{t-1}
     check_type('t', t, int); check_value('t', 1 <= t <= self.n_steps, t, f'in 1..{self.n_steps}')
     return self.kernel(X, t - 1, (ctx or {}).get('mask'))
 
-# %% ../nbs/14_model.ipynb #1d742796
+# %% ../nbs/14_model.ipynb #d01fd085
 def _check_n(n_samples)->int:
     check_type('n_samples', n_samples, int)
     check_value('n_samples', n_samples >= 1 and not isinstance(n_samples, bool), n_samples, 'an integer >= 1')
@@ -122,7 +122,7 @@ def _sample_gens(n:int, generator:torch.Generator|None, device)->list:
     seeds = torch.randint(0, 2**62, (n,), generator=generator, device=generator.device if generator is not None else 'cpu').tolist()
     return [torch.Generator(device=device).manual_seed(s) for s in seeds]
 
-# %% ../nbs/14_model.ipynb #e879bb48
+# %% ../nbs/14_model.ipynb #0ded0ab9
 def _repeat_ctx(ctx:dict|None, k:int, B:int)->dict:
     "Repeat every batch-first tensor of `ctx` k times along dim 0 (row order: sample-major); other values pass through."
     if not ctx: return {}
@@ -144,7 +144,7 @@ def _finite_flags(self:Director, flags:list, labels:list):
     if not bool(ok.all()):
         i = int((~ok).nonzero()[0, 0]); raise FloatingPointError(_nonfinite_msg(*labels[i], self.n_steps))
 
-# %% ../nbs/14_model.ipynb #aea14520
+# %% ../nbs/14_model.ipynb #f50ee93d
 @patch
 def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None)->torch.Tensor:
     "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma) of step 1 on the B rows, if shared."
@@ -164,7 +164,7 @@ def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=
     self._finite_flags(flags, labels)
     return logits.view(k, B, -1)
 
-# %% ../nbs/14_model.ipynb #729ad9ae
+# %% ../nbs/14_model.ipynb #24e0cce4
 @patch
 def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, attention_mask, ...), as the adapter expects
             n_samples:int=1, # S, number of rollouts per input
@@ -182,13 +182,13 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
     first = self.transition(X0, 1, ctx) if n > 1 and not self.training else None
     return torch.cat([self._roll(X0, ctx, gens[i:i + k], first) for i in range(0, n, k)])
 
-# %% ../nbs/14_model.ipynb #b8997bb3
+# %% ../nbs/14_model.ipynb #0a0b1717
 @patch
 def forward(self:Director, batch, generator:torch.Generator|None=None)->torch.Tensor:
     "Logits (B, C) of ONE sampled rollout: the training path of the cross-entropy term L2."
     return self.rollout(batch, 1, generator)[0]
 
-# %% ../nbs/14_model.ipynb #1e94a18a
+# %% ../nbs/14_model.ipynb #8cc1716c
 @patch
 def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generator|None=None)->torch.Tensor:
     "Reference for `rollout`: logits (S, B, C) from a Python loop over samples (same noise for the same generator)."
@@ -204,7 +204,7 @@ def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generato
         out.append(self.head(X, ctx))
     return torch.stack(out)
 
-# %% ../nbs/14_model.ipynb #acaf99b0
+# %% ../nbs/14_model.ipynb #3dbfb572
 @patch
 def teacher_forced(self:Director, xs, # L+1 traces X_0..X_L (list of (B, N, d) or (L+1, B, N, d)); X_L is not used
                    ctx:dict|None=None, # context (for the mask)
@@ -224,7 +224,7 @@ def teacher_forced(self:Director, xs, # L+1 traces X_0..X_L (list of (B, N, d) o
         mus.append(mu.view(j - i, *xs.shape[1:])); sigmas.append(s.view(j - i, *xs.shape[1:]))
     return torch.cat(mus), torch.cat(sigmas)
 
-# %% ../nbs/14_model.ipynb #cf64f570
+# %% ../nbs/14_model.ipynb #a8db9222
 @contextmanager
 def evaluating(m:nn.Module):
     "Context: `m` in eval mode without gradients; the previous train/eval mode is restored on exit."
@@ -234,13 +234,13 @@ def evaluating(m:nn.Module):
         with torch.no_grad(): yield m
     finally: m.train(was)
 
-# %% ../nbs/14_model.ipynb #a0e3a397
+# %% ../nbs/14_model.ipynb #59515948
 @patch
 def predict_samples(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None)->torch.Tensor:
     "Softmax probabilities (S, B, C) of S rollouts, in eval mode without gradients."
     with evaluating(self): return self.rollout(batch, n_samples, generator, max_rows).softmax(-1)
 
-# %% ../nbs/14_model.ipynb #21c01eb3
+# %% ../nbs/14_model.ipynb #4d104eb1
 @patch
 def predict_proba(self:Director, batch, n_samples:int=10,
                   average:str='prob', # 'prob': mean of probabilities; 'logit': softmax of the mean logits
@@ -250,7 +250,7 @@ def predict_proba(self:Director, batch, n_samples:int=10,
     with evaluating(self): lg = self.rollout(batch, n_samples, generator, max_rows)
     return lg.softmax(-1).mean(0) if average == 'prob' else lg.mean(0).softmax(-1)
 
-# %% ../nbs/14_model.ipynb #4d8c0979
+# %% ../nbs/14_model.ipynb #891d19d3
 def _entropy(p:torch.Tensor)->torch.Tensor: return -torch.special.xlogy(p, p).sum(-1)
 
 @patch
@@ -261,7 +261,7 @@ def uncertainty(self:Director, batch, n_samples:int=10, generator:torch.Generato
     pe, ee = _entropy(pbar), _entropy(ps).mean(0)
     return dict(predictive_entropy=pe, expected_entropy=ee, mutual_information=(pe - ee).clamp_min(0), probs=pbar)
 
-# %% ../nbs/14_model.ipynb #c2d52f4f
+# %% ../nbs/14_model.ipynb #43a92756
 @patch
 def checkpoint_config(self:Director, weights_sha256:str|None=None)->dict:
     "The JSON-able config stored beside the weights."
@@ -269,7 +269,7 @@ def checkpoint_config(self:Director, weights_sha256:str|None=None)->dict:
                 adapter=self.spec, n_classes=self.n_classes, frozen_embed_head=self.frozen_embed_head, max_rows=self.max_rows,
                 weights=WEIGHTS_FILE, weights_sha256=weights_sha256)
 
-# %% ../nbs/14_model.ipynb #94c0cffb
+# %% ../nbs/14_model.ipynb #10ee473a
 def _swap_in(tmp:Path, path:Path):
     "Replace folder `path` by the finished folder `tmp` (rename-based; an existing `path` must be a DIRECTOR checkpoint)."
     if path.exists():
@@ -292,7 +292,7 @@ def save(self:Director, path:str|Path)->Path:
         if tmp.exists(): shutil.rmtree(tmp)
     return path
 
-# %% ../nbs/14_model.ipynb #d2a7f83c
+# %% ../nbs/14_model.ipynb #a6d0ea05
 def _read_config(path:Path)->dict:
     "Read and check a checkpoint's config: a DIRECTOR checkpoint of a format this version understands."
     check_value('path', (path / CONFIG_FILE).exists(), str(path.name), f'a DIRECTOR checkpoint folder containing {CONFIG_FILE}')
@@ -304,7 +304,7 @@ def _read_config(path:Path)->dict:
                          f"({director.__version__}) reads format versions <= {FORMAT_VERSION}: upgrade director to load it")
     return cfg
 
-# %% ../nbs/14_model.ipynb #d910264b
+# %% ../nbs/14_model.ipynb #35996b9f
 def _check_adapter(ad, spec:dict):
     "Refuse an adapter whose family or teacher fingerprint differs from the checkpoint's."
     if ad.family != spec.get('family'):
@@ -314,7 +314,7 @@ def _check_adapter(ad, spec:dict):
         raise ValueError(f"`adapter` wraps a different backbone (fingerprint {fp[:12]}…) than the checkpoint's teacher "
                          f"({str(spec.get('fingerprint'))[:12]}…); pass the same backbone, or adapter=None to load without one")
 
-# %% ../nbs/14_model.ipynb #325d1d93
+# %% ../nbs/14_model.ipynb #c7ce9ef7
 @patch(cls_method=True)
 def load(cls:Director, path:str|Path, # a folder written by `Director.save`
          adapter=None, # optional adapter of the SAME teacher (checked by family and fingerprint); None rebuilds skeletons from the spec
@@ -333,7 +333,7 @@ def load(cls:Director, path:str|Path, # a folder written by `Director.save`
     if cfg.get('frozen_embed_head'): d.freeze_embed_head()
     return d.to(device).eval()
 
-# %% ../nbs/14_model.ipynb #047d0a0f
+# %% ../nbs/14_model.ipynb #9c1d1f75
 def _timed(fn, sync)->tuple[float, float]:
     "(wall seconds, process CPU seconds) of one call of `fn`."
     t0, c0 = time.perf_counter(), time.process_time(); fn(); sync()
