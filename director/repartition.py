@@ -11,7 +11,7 @@ __all__ = ['ADAPTERS', 'Traces', 'ctx_index', 'ctx_repeat', 'ctx_to', 'Unsupport
            'HFEncoderAdapter', 'HFDecoderEmbed', 'HFDecoderHead', 'HFDecoderAdapter', 'register_adapter', 'adapt',
            'adapter_from_spec']
 
-# %% ../nbs/11_repartition.ipynb #97617149
+# %% ../nbs/11_repartition.ipynb #95b86b78
 import copy, hashlib, json, warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -23,7 +23,7 @@ from fastcore.basics import patch
 from .core import check_type, check_value
 from .backbones import PaperViT, TextTransformer, build_backbone
 
-# %% ../nbs/11_repartition.ipynb #513c59b2
+# %% ../nbs/11_repartition.ipynb #20502494
 @dataclass(repr=False)
 class Traces:
     "Teacher traces of one batch: states X0..XL, mean targets mu1..muL, std targets (None if deterministic), logits, ctx."
@@ -43,7 +43,7 @@ class Traces:
         return (f"Traces(n_steps={self.n_steps}, xs={len(self.xs)}x{shp}, stochastic={self.stochastic}, "
                 f"logits={tuple(self.logits.shape)}, ctx={sorted(self.ctx)})")
 
-# %% ../nbs/11_repartition.ipynb #29ab8807
+# %% ../nbs/11_repartition.ipynb #8f269cd1
 def _ctx_map(ctx, fn):
     check_type('ctx', ctx, dict)
     return {k: (fn(v) if isinstance(v, torch.Tensor) else v) for k, v in ctx.items()}
@@ -61,14 +61,14 @@ def ctx_to(ctx:dict, device)->dict:
     "The context moved to `device`."
     return _ctx_map(ctx, lambda v: v.to(device))
 
-# %% ../nbs/11_repartition.ipynb #465d1c49
+# %% ../nbs/11_repartition.ipynb #62cfd246
 class UnsupportedModelError(TypeError):
     "`adapt` does not know how to re-partition this model."
 
 class EquivalenceError(AssertionError):
     "The re-partitioned path does not reproduce the model's logits."
 
-# %% ../nbs/11_repartition.ipynb #66b4024c
+# %% ../nbs/11_repartition.ipynb #a3273e24
 class Adapter:
     "Base re-partitioning adapter: an embedding, `n_steps` re-cut blocks (Eq. (1)) and a head around a wrapped `model`."
     family = 'custom'
@@ -88,7 +88,7 @@ class Adapter:
     def __repr__(self):
         return f"{type(self).__name__}(family={self.family!r}, n_steps={self.n_steps}, dim={self.dim}, n_classes={self.n_classes})"
 
-# %% ../nbs/11_repartition.ipynb #754f0e39
+# %% ../nbs/11_repartition.ipynb #a24c8d2c
 @patch
 def embed(self:Adapter, batch)->tuple:
     "X0 (B, N, d) and the context dict of `batch`."
@@ -109,7 +109,7 @@ def forward_original(self:Adapter, batch)->torch.Tensor:
     "The wrapped model's own logits for `batch`."
     raise NotImplementedError(f"{type(self).__name__} must implement forward_original(batch)")
 
-# %% ../nbs/11_repartition.ipynb #a395fa57
+# %% ../nbs/11_repartition.ipynb #6c234c64
 @patch(as_prop=True)
 def stochastic(self:Adapter)->bool:
     "Whether some re-cut block samples (GP attention); then `step_stats` returns non-trivial means and stds."
@@ -129,7 +129,7 @@ def _check_step(self:Adapter, X, t):
     if X.ndim != 3 or X.shape[-1] != self.dim:
         raise ValueError(f"`X` must have shape (B, N, dim={self.dim}), got {tuple(X.shape)}")
 
-# %% ../nbs/11_repartition.ipynb #de6d19e5
+# %% ../nbs/11_repartition.ipynb #3fa728cc
 @contextmanager
 def eval_mode(model:nn.Module, warn:bool=False):
     "Run the block with `model` in eval mode, restoring its mode after; warn if it was training and `warn`."
@@ -141,7 +141,7 @@ def eval_mode(model:nn.Module, warn:bool=False):
     finally:
         for m, was in modes: m.training = was
 
-# %% ../nbs/11_repartition.ipynb #67db708a
+# %% ../nbs/11_repartition.ipynb #11e24a01
 @patch
 def traces(self:Adapter, batch)->Traces:
     "Teacher traces of `batch` (no grad, eval mode): states X0..XL, mean/std targets, logits, context."
@@ -155,7 +155,7 @@ def traces(self:Adapter, batch)->Traces:
         logits = self.head(X, ctx)
     return Traces(xs, means, stds if sto else None, logits, ctx)
 
-# %% ../nbs/11_repartition.ipynb #767b95df
+# %% ../nbs/11_repartition.ipynb #17d21c14
 @patch
 def compose(self:Adapter, batch)->torch.Tensor:
     "Logits through the re-partitioned path: embed, then steps 1..L, then head."
@@ -183,7 +183,7 @@ def verify(self:Adapter, batch, rtol:float=1e-5, atol:float=1e-6, seed:int=0)->f
                                f"(rtol={rtol}, atol={atol}); a norm, pooling or residual is misplaced")
     return diff
 
-# %% ../nbs/11_repartition.ipynb #c201de91
+# %% ../nbs/11_repartition.ipynb #6f189796
 @patch
 def embed_module(self:Adapter)->nn.Module:
     "A trainable copy of the embedding: forward(batch) -> (X0, ctx)."
@@ -199,7 +199,7 @@ def backbone_config(self:Adapter)->dict:
     "JSON-able description of the backbone's architecture from which `adapter_from_spec` rebuilds it."
     raise NotImplementedError(f"{type(self).__name__} must implement backbone_config() for spec()/adapter_from_spec")
 
-# %% ../nbs/11_repartition.ipynb #58edfe49
+# %% ../nbs/11_repartition.ipynb #137420a7
 def _jsonable(d): return json.loads(json.dumps(d, sort_keys=True, default=str))
 
 _VOLATILE = ('_name_or_path', 'transformers_version')
@@ -224,7 +224,7 @@ def spec(self:Adapter)->dict:
     return _jsonable(dict(family=self.family, backbone_config=self.backbone_config(), opts=self.opts,
                           fingerprint=self.fingerprint(), n_steps=self.n_steps, dim=self.dim, n_classes=self.n_classes))
 
-# %% ../nbs/11_repartition.ipynb #36cf295b
+# %% ../nbs/11_repartition.ipynb #705b06c0
 def _image_batch(batch, in_chans=None):
     if isinstance(batch, Mapping):
         if 'pixel_values' not in batch: raise ValueError(f"`batch` mapping must contain 'pixel_values', got keys {sorted(batch)}")
@@ -253,7 +253,7 @@ def _text_batch(batch):
     if 'attention_mask' not in out: out['attention_mask'] = torch.ones_like(ids)
     return out
 
-# %% ../nbs/11_repartition.ipynb #1d3a213e
+# %% ../nbs/11_repartition.ipynb #b2032e41
 def _shell(model:nn.Module, drop)->nn.Module:
     "Shallow copy of `model` without the children/parameters/buffers named in `drop` (the rest shared)."
     s = copy.copy(model)
@@ -270,7 +270,7 @@ def _opts(opts, defaults, family):
         raise ValueError(f"unknown option(s) {sorted(unknown)} for the {family} adapter; known options: {sorted(defaults) or 'none'}")
     return {**defaults, **opts}
 
-# %% ../nbs/11_repartition.ipynb #4f818bb5
+# %% ../nbs/11_repartition.ipynb #3a9c103f
 class PaperEmbed(nn.Module):
     "Embedding of a paper model: its own `tokens` (and, for text, its batch unpacking and padding mask)."
     def __init__(self, model):
@@ -292,7 +292,7 @@ class PaperHead(nn.Module):
         self.shell = _shell(model, ('blocks', 'patch_embed', 'pos_embed', 'tok_embed', 'pos_table', 'proj', 'drop'))
     def forward(self, X, ctx): return self.shell.forward_head(X + self.mlp(self.norm2(X)), ctx.get('mask'))
 
-# %% ../nbs/11_repartition.ipynb #53d11df2
+# %% ../nbs/11_repartition.ipynb #052f4ce2
 class PaperAdapter(Adapter):
     "Adapter for `PaperViT` (family 'paper_vit') and `TextTransformer` ('paper_text'), softmax or GP attention."
     def __init__(self, model, **opts):
@@ -319,7 +319,7 @@ class PaperAdapter(Adapter):
     def forward_original(self, batch): return self.model(batch)
     def backbone_config(self): return _jsonable(self.model.config)
 
-# %% ../nbs/11_repartition.ipynb #4d9b7547
+# %% ../nbs/11_repartition.ipynb #61faa130
 class TimmEmbed(nn.Module):
     "Embedding of a timm VisionTransformer (its own patch_embed, _pos_embed, patch_drop, norm_pre)."
     def __init__(self, model):
@@ -341,7 +341,7 @@ class TimmHead(nn.Module):
         X = X + self.drop_path2(self.ls2(self.mlp(self.norm2(X))))
         return self.shell.forward_head(self.shell.norm(X))
 
-# %% ../nbs/11_repartition.ipynb #c124600f
+# %% ../nbs/11_repartition.ipynb #f7c91847
 class TimmViTAdapter(Adapter):
     "Adapter for timm `VisionTransformer` models built from the standard pre-norm `Block` (family 'timm_vit')."
     family, store_ctx = 'timm_vit', ()
@@ -361,7 +361,7 @@ class TimmViTAdapter(Adapter):
         return X + b.drop_path1(b.ls1(b.attn(b.norm1(X))))
     def forward_original(self, batch): return self.model(_image_batch(batch))
 
-# %% ../nbs/11_repartition.ipynb #89dae659
+# %% ../nbs/11_repartition.ipynb #ad56b767
 def _act_name(act):
     n = type(act).__name__.lower()
     if 'quick' in n: return 'quick_gelu'
@@ -388,7 +388,7 @@ def _build_timm(bc):
     from timm.layers import LayerNorm, get_act_layer
     return VisionTransformer(**bc['kwargs'], norm_layer=partial(LayerNorm, eps=bc['norm_eps']), act_layer=get_act_layer(bc['act']))
 
-# %% ../nbs/11_repartition.ipynb #648953b0
+# %% ../nbs/11_repartition.ipynb #c5248bcb
 def _hf_config(model):
     return dict(arch=type(model).__name__, config={k: v for k, v in model.config.to_dict().items() if k != '_name_or_path'},
                 attn_implementation=model.config._attn_implementation, dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
@@ -403,7 +403,7 @@ class HFAdapter(Adapter):
     "Base of the Hugging Face adapters: the backbone is described by its class name, config, attention implementation and dtype."
     def backbone_config(self)->dict: return _hf_config(self.model)
 
-# %% ../nbs/11_repartition.ipynb #b9d78fa6
+# %% ../nbs/11_repartition.ipynb #872e4753
 class HFViTEmbed(nn.Module):
     "Embedding of a Hugging Face ViT: its own `ViTEmbeddings` (CLS token, patches, positions)."
     def __init__(self, model, interpolate_pos_encoding=False):
@@ -426,7 +426,7 @@ class HFViTHead(nn.Module):
         x = x + self.dropout(self.mlp(self.layernorm_after(x)))
         return self.classifier(self.layernorm(x))
 
-# %% ../nbs/11_repartition.ipynb #2282c99e
+# %% ../nbs/11_repartition.ipynb #5ef09be8
 class HFViTAdapter(HFAdapter):
     "Adapter for Hugging Face `ViTForImageClassification` (family 'hf_vit')."
     family, store_ctx = 'hf_vit', ()
@@ -445,21 +445,26 @@ class HFViTAdapter(HFAdapter):
     def forward_original(self, batch):
         return self.model(pixel_values=_image_batch(batch), interpolate_pos_encoding=self.opts['interpolate_pos_encoding']).logits
 
-# %% ../nbs/11_repartition.ipynb #ebf7efd3
+# %% ../nbs/11_repartition.ipynb #4b1e6884
 def _additive(allowed, dtype):
     "0 where `allowed`, the dtype's minimum elsewhere (Hugging Face's eager mask convention)."
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
 
 class HFEncoderEmbed(nn.Module):
-    "Embedding of a BERT-family encoder: its own embeddings module, plus the padding and additive attention masks."
-    def __init__(self, model):
+    "Embedding of a BERT-family encoder: its own embeddings module, then its first `n_frozen` layers (if any), plus the padding and additive attention masks."
+    def __init__(self, model, n_frozen:int=0):
         super().__init__()
-        self.embeddings = getattr(model, model.base_model_prefix).embeddings
+        base = getattr(model, model.base_model_prefix)
+        self.embeddings, self.layers = base.embeddings, nn.ModuleList(base.encoder.layer[:n_frozen])
     def forward(self, batch):
         b = _text_batch(batch)
         X = self.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'), position_ids=b.get('position_ids'))
         mask = b['attention_mask'].bool()
-        return X, dict(mask=mask, attn_mask=_additive(mask[:, None, None, :], X.dtype))
+        ctx = dict(mask=mask, attn_mask=_additive(mask[:, None, None, :], X.dtype))
+        for layer in self.layers:
+            X = layer(X, attention_mask=ctx['attn_mask'])
+            if isinstance(X, tuple): X = X[0]
+        return X, ctx
 
 class HFEncoderHead(nn.Module):
     "Head of a BERT-family encoder: last feed-forward sub-block on the first token, then the model's pooler/classifier."
@@ -476,7 +481,7 @@ class HFEncoderHead(nn.Module):
         if self.pooler is None: return self.classifier(h)
         return self.classifier(self.dropout(self.pooler(h)))
 
-# %% ../nbs/11_repartition.ipynb #40828d13
+# %% ../nbs/11_repartition.ipynb #38561a81
 class HFEncoderAdapter(HFAdapter):
     "Adapter for BERT-family `*ForSequenceClassification` encoders: BERT (incl. MiniLM), RoBERTa, XLM-R (family 'hf_encoder')."
     family = 'hf_encoder'
@@ -486,19 +491,30 @@ class HFEncoderAdapter(HFAdapter):
             raise UnsupportedModelError("the hf_encoder adapter needs a bidirectional encoder "
                                         "(config.is_decoder=False, no cross-attention)")
         self.layers = getattr(model, model.base_model_prefix).encoder.layer
-        super().__init__(model, HFEncoderEmbed(model), HFEncoderHead(model), len(self.layers), cfg.hidden_size, cfg.num_labels,
-                         _opts(opts, {}, self.family))
+        L = len(self.layers)
+        opts = _opts(opts, dict(last_k=None), self.family)
+        if opts['last_k'] is None: opts['last_k'] = L
+        k = check_type('last_k', opts['last_k'], int)
+        check_value('last_k', 1 <= k <= L and not isinstance(k, bool), k, f'an integer in [1, depth={L}] (the model has {L} layers)')
+        self.first = L - k
+        super().__init__(model, HFEncoderEmbed(model, self.first), HFEncoderHead(model), k, cfg.hidden_size, cfg.num_labels, opts)
     def step(self, X, t, ctx):
         self._check_step(X, t)
+        j = self.first + t - 1
         if t > 1:
-            l = self.layers[t - 2]
+            l = self.layers[j - 1]
             X = l.output(l.intermediate(X), X)
-        return self.layers[t - 1].attention(X, ctx['attn_mask'])[0]
+        return self.layers[j].attention(X, ctx['attn_mask'])[0]
     def forward_original(self, batch):
         b = _text_batch(batch)
         return self.model(**b).logits
+    def embed_module(self):
+        "A copy of the embedding whose first L - last_k layers (if any) are frozen (the token embedding stays trainable)."
+        emb = super().embed_module()
+        emb.layers.requires_grad_(False)
+        return emb
 
-# %% ../nbs/11_repartition.ipynb #481e5e34
+# %% ../nbs/11_repartition.ipynb #8decdb0b
 def _causal_masks(mask, dtype, layer_types, window):
     T = mask.shape[1]
     q, k = torch.arange(T, device=mask.device)[:, None], torch.arange(T, device=mask.device)[None, :]
@@ -515,7 +531,7 @@ def _last_idx(ids, pad_id):
     tok = torch.arange(ids.shape[-1], device=ids.device, dtype=torch.int32)
     return (tok * (ids != pad_id).to(torch.int32)).argmax(-1)
 
-# %% ../nbs/11_repartition.ipynb #8acda65b
+# %% ../nbs/11_repartition.ipynb #64d68867
 class HFDecoderEmbed(nn.Module):
     "Embedding of a decoder LLM: token embedding, rotary tables, masks, then the first L - last_k (frozen) layers."
     def __init__(self, model, n_frozen):
@@ -551,7 +567,7 @@ class HFDecoderHead(nn.Module):
         h = h + self.mlp(self.post_attention_layernorm(h))
         return self.score(self.norm(h))
 
-# %% ../nbs/11_repartition.ipynb #e5512d02
+# %% ../nbs/11_repartition.ipynb #23838c1c
 class HFDecoderAdapter(HFAdapter):
     "Adapter for Qwen2/Llama `*ForSequenceClassification` decoders, re-cutting the last `last_k` blocks (family 'hf_decoder')."
     family, store_ctx = 'hf_decoder', ('mask', 'last_idx')
@@ -584,7 +600,7 @@ class HFDecoderAdapter(HFAdapter):
         emb.layers.requires_grad_(False)
         return emb
 
-# %% ../nbs/11_repartition.ipynb #0f784bac
+# %% ../nbs/11_repartition.ipynb #6a06b625
 _HF_ENCODERS = ('BertForSequenceClassification', 'RobertaForSequenceClassification', 'XLMRobertaForSequenceClassification')
 _HF_DECODERS = ('Qwen2ForSequenceClassification', 'LlamaForSequenceClassification')
 
@@ -612,7 +628,7 @@ def register_adapter(family:str, # name recorded in specs
     ADAPTERS.pop(family, None)
     ADAPTERS[family] = (matches, cls, description or cls.__name__)
 
-# %% ../nbs/11_repartition.ipynb #4c522b70
+# %% ../nbs/11_repartition.ipynb #56dc0ae2
 _HOWTO = ("To re-partition another model, subclass director.repartition.Adapter: pass the model, an embedding module "
           "(forward(batch) -> (X0, ctx)), a head module (forward(X, ctx) -> logits), n_steps, dim and n_classes to "
           "Adapter.__init__, implement step(X, t, ctx) (MLP sub-block of block t-1, then attention sub-block of block t) "
@@ -628,7 +644,7 @@ def adapt(model:nn.Module, # a supported backbone (see `ADAPTERS`)
     name = f"{type(model).__module__}.{type(model).__qualname__}"
     raise UnsupportedModelError(f"no adapter for {name}. Supported families:\n{fams}\n{_HOWTO}")
 
-# %% ../nbs/11_repartition.ipynb #5457c3dd
+# %% ../nbs/11_repartition.ipynb #48af5948
 _BUILDERS = dict(paper_vit=build_backbone, paper_text=build_backbone, timm_vit=_build_timm, hf_vit=_build_hf,
                  hf_encoder=_build_hf, hf_decoder=_build_hf)
 
