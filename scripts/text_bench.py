@@ -41,6 +41,9 @@ p.add_argument('--freeze', action='store_true', help='keep the copied embedding 
 p.add_argument('--last-k', type=int, default=None, help='re-cut only the last k blocks (hf_encoder option last_k)')
 p.add_argument('--lam', type=float, nargs=3, default=None, help='(lam_mean, lam_var, lam_ce) instead of the setting default')
 p.add_argument('--kep-layers', type=int, default=1, help='KEP-SVGP attention in the last k blocks of the GP teacher (kep_svgp_1 / director_kep)')
+p.add_argument('--l1', choices=['mse', 'kl'], default=None, help="transition loss: 'mse' (authors' code, default) or 'kl' (Gaussian NLL of the teacher's next state)")
+p.add_argument('--select', choices=['acc', 'nll', 'mcc'], default=None, help='validation metric of the DIRECTOR checkpoint (default: the setting\'s)')
+p.add_argument('--std', choices=['gelu', 'softplus'], default=None, help="std head: 'gelu' (authors' code, default) or 'softplus' (positive)")
 p.add_argument('--tag', default='', help='suffix of the DIRECTOR checkpoint folder (a second distillation attempt)')
 a = p.parse_args()
 B = a.bench; S = a.n_samples
@@ -109,6 +112,11 @@ if a.distill_lr is not None or a.distill_warmup is not None or a.freeze or a.dis
     if a.last_k is None: dev.append(f"DIRECTOR: 1 DiT block, {dcfg.heads} heads, MLP ratio 1, lambda=(0.8,0,0.2), {a.distill_epochs} epochs at lr {dcfg.lr:g}, batch {dcfg.bs}, "
                f"{dcfg.warmup_epochs} warm-up epochs, copied embedding and head {'frozen' if a.freeze else 'trainable'} (second attempt after the "
                "recipe settings collapsed to the majority class in 3 epochs; see director_v1) instead of 100 epochs (CPU budget)")
+if a.l1 is not None or a.select is not None or a.std is not None:
+    dcfg = dcfg.replace(l1=a.l1 or dcfg.l1, select=a.select or dcfg.select, std=a.std or dcfg.std)
+    dev.append(f"DIRECTOR transition loss l1={dcfg.l1!r}" + (" (Gaussian NLL of the teacher's next state, so sigma is trained to the kernel's own "
+               "transition error; the authors' code uses MSE with a zero std target for a softmax teacher)" if dcfg.l1 == 'kl' else '') +
+               f", std head {dcfg.std!r}, checkpoint selected on validation {dcfg.select}")
 DEV = '; '.join(dev)
 bdir = CK/B/f'seed{a.seed}'; bdir.mkdir(parents=True, exist_ok=True)
 pdir = RES/B/'preds'; pdir.mkdir(parents=True, exist_ok=True)
