@@ -29,6 +29,10 @@ p.add_argument('--c-n', type=int, default=1000, help='test images per corruption
 p.add_argument('--c-methods', nargs='+', default=['mle', 'ts', 'laplace', 'director', 'director_s1', 'mc_dropout'])
 p.add_argument('--c-corruptions', nargs='+', default=list(CORRUPTIONS))
 p.add_argument('--bs', type=int, default=128)
+p.add_argument('--l1', choices=['mse', 'kl'], default='mse', help="DIRECTOR transition loss: the authors' MSE (default) or the Gaussian NLL")
+p.add_argument('--select', choices=['acc', 'nll'], default='acc', help='validation metric of the DIRECTOR checkpoint')
+p.add_argument('--distill-warmup', type=int, default=None, help='warm-up epochs of the distillation (default: 1, run at lr 0)')
+p.add_argument('--tag', default='', help='suffix of the DIRECTOR checkpoint folder (a second distillation)')
 a = p.parse_args()
 seed, S = a.seed, 10
 def log(*x): print(time.strftime('%H:%M:%S'), *x, flush=True)
@@ -38,11 +42,14 @@ loaders = cifar_loaders(splits, a.bs, seed, 'cpu', oodset)
 ood_key = oodset.meta.get('dataset', 'ood')
 tcfg = TrainConfig(epochs=a.epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.epochs - 1), min_lr=1e-5, bs=a.bs, device='cpu', progress=False)
 dcfg = DistillConfig(epochs=a.distill_epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.distill_epochs - 1), min_lr=1e-5, bs=a.bs,
-                     heads=R['heads'], mlp_ratio=1.0, **loss_weights('cifar_softmax'), device='cpu', progress=False)
+                     heads=R['heads'], mlp_ratio=1.0, **loss_weights('cifar_softmax'), device='cpu', progress=False, l1=a.l1, select=a.select)
+if a.distill_warmup is not None: dcfg = dcfg.replace(warmup_epochs=a.distill_warmup)
 DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens) instead of the ViT-7",
                  f"{a.epochs} backbone / {a.distill_epochs} DIRECTOR epochs instead of 300 / 100 (two shared CPU cores)",
                  "CIFAR-10 read from the JPEG copy (quality 75)", f"OOD set: {oodset.variant} (far-OOD stand-in, not SVHN/LSUN)",
-                 "TS on the 5k validation split; MC dropout last dropout only, S=10; Laplace last-layer KFAC; DIRECTOR S=10 mean of probabilities"])
+                 "TS on the 5k validation split; MC dropout last dropout only, S=10; Laplace last-layer KFAC; DIRECTOR S=10 mean of probabilities"] +
+                ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}, "
+                                           f"{dcfg.warmup_epochs} warm-up epochs"]))
 config = dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R, driver='scripts/cifar_bench.py')
 bdir = CK/'cifar10'/f'seed{seed}'; bdir.mkdir(parents=True, exist_ok=True)
 pdir = RES/'cifar10'/'preds'; pdir.mkdir(parents=True, exist_ok=True)
@@ -58,11 +65,11 @@ model.eval()
 ctx = SimpleNamespace(model=model, loaders=loaders, seed=seed, device=torch.device('cpu'), dcfg=dcfg, n_samples=S, teacher_info=tinfo,
                       make_member=None, n_members=1, adapt_opts={}, ckpt_dir=None, cache={})
 if any(m.startswith('director') for m in a.methods + a.c_methods):
-    ad = adapt(model); ddir = bdir/'director'
-    if ddir.is_dir(): d = Director.load(ddir, adapter=ad); dinfo = json.loads((bdir/'director_info.json').read_text())
+    ad = adapt(model); ddir = bdir/f'director{a.tag}'
+    if ddir.is_dir(): d = Director.load(ddir, adapter=ad); dinfo = json.loads((bdir/f'director{a.tag}_info.json').read_text())
     else:
-        t0 = time.time(); d = distill(ad, loaders['train'], loaders['valid'], dcfg.replace(seed=seed, ckpt_dir=str(bdir/'director_ck'), resume=True))
-        dinfo = dict(train_time_s=time.time() - t0, fit_log=d.fit_log); d.save(ddir); (bdir/'director_info.json').write_text(json.dumps(dinfo, default=float))
+        t0 = time.time(); d = distill(ad, loaders['train'], loaders['valid'], dcfg.replace(seed=seed, ckpt_dir=str(bdir/f'director{a.tag}_ck'), resume=True))
+        dinfo = dict(train_time_s=time.time() - t0, fit_log=d.fit_log); d.save(ddir); (bdir/f'director{a.tag}_info.json').write_text(json.dumps(dinfo, default=float))
         log('distilled', [(r['epoch'], round(r['valid_acc'], 4)) for r in d.fit_log])
     ctx.cache['director'] = (d.eval(), dinfo['train_time_s'], None)
 fitted = {}
