@@ -114,8 +114,8 @@ if a.distill_lr is not None or a.distill_warmup is not None or a.freeze or a.dis
                "recipe settings collapsed to the majority class in 3 epochs; see director_v1) instead of 100 epochs (CPU budget)")
 if a.l1 is not None or a.select is not None or a.std is not None:
     dcfg = dcfg.replace(l1=a.l1 or dcfg.l1, select=a.select or dcfg.select, std=a.std or dcfg.std)
-    dev.append(f"DIRECTOR transition loss l1={dcfg.l1!r}" + (" (Gaussian NLL of the teacher's next state, so sigma is trained to the kernel's own "
-               "transition error; the authors' code uses MSE with a zero std target for a softmax teacher)" if dcfg.l1 == 'kl' else '') +
+    dev.append(f"DIRECTOR transition loss l1={dcfg.l1!r}" + (" (Gaussian NLL of the teacher's next state, so sigma enters the transition loss; the authors' "
+               "code uses MSE with a zero std target for a softmax teacher)" if dcfg.l1 == 'kl' else '') +
                f", std head {dcfg.std!r}, checkpoint selected on validation {dcfg.select}")
 DEV = '; '.join(dev)
 bdir = CK/B/f'seed{a.seed}'; bdir.mkdir(parents=True, exist_ok=True)
