@@ -48,8 +48,8 @@ DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens)
                  f"{a.epochs} backbone / {a.distill_epochs} DIRECTOR epochs instead of 300 / 100 (two shared CPU cores)",
                  "CIFAR-10 read from the JPEG copy (quality 75)", f"OOD set: {oodset.variant} (far-OOD stand-in, not SVHN/LSUN)",
                  "TS on the 5k validation split; MC dropout last dropout only, S=10; Laplace last-layer KFAC; DIRECTOR S=10 mean of probabilities"] +
-                ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}, "
-                                           f"{dcfg.warmup_epochs} warm-up epochs"]))
+                ([] if a.distill_warmup is None else [f"{dcfg.warmup_epochs} warm-up epochs in the distillation (the recipe's first epoch runs at lr 0)"]) +
+                ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}"]))
 config = dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R, driver='scripts/cifar_bench.py')
 bdir = CK/'cifar10'/f'seed{seed}'; bdir.mkdir(parents=True, exist_ok=True)
 pdir = RES/'cifar10'/'preds'; pdir.mkdir(parents=True, exist_ok=True)
