@@ -9,8 +9,8 @@ __all__ = ['SCHEDULES', 'SELECT', 'lr_factor', 'make_scheduler', 'TrainConfig', 
            'gather_predictions', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'train_backbone',
            'save_backbone', 'load_backbone', 'DistillStep', 'distill', 'launch_distributed']
 
-# %% ../nbs/20_train.ipynb #66fe39da
-import math, os, random, copy, json, socket, subprocess, sys, tempfile, warnings
+# %% ../nbs/20_train.ipynb #3f65efcd
+import math, os, random, copy, json, socket, subprocess, sys, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -26,7 +26,7 @@ from .kernel import KernelConfig
 from .model import Director
 from .loss import LossConfig, DirectorLoss, loss_weights
 
-# %% ../nbs/20_train.ipynb #4f92cdf8
+# %% ../nbs/20_train.ipynb #7071bdf4
 SCHEDULES = ('warmup_cosine', 'linear_cosine')
 
 def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
@@ -52,7 +52,7 @@ def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
         T = epochs - warmup_epochs
     return m + (1 - m) * (1 + math.cos(math.pi * min(epoch - warmup_epochs, T) / T)) / 2
 
-# %% ../nbs/20_train.ipynb #9ba327ec
+# %% ../nbs/20_train.ipynb #f197b444
 def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rates are scheduled
                    cfg # a `TrainConfig` or `DistillConfig` (epochs, warmup_epochs, lr, min_lr, schedule)
                   )->torch.optim.lr_scheduler.LambdaLR:
@@ -61,7 +61,7 @@ def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rat
     def f(e): return lr_factor(e, cfg.epochs, cfg.warmup_epochs, cfg.lr, cfg.min_lr, cfg.schedule)
     return torch.optim.lr_scheduler.LambdaLR(opt, f)
 
-# %% ../nbs/20_train.ipynb #3096798d
+# %% ../nbs/20_train.ipynb #bd63be53
 def _chk_num(name, v, lo=None, lo_open=False, hi=None, hi_open=False, what='a number'):
     check_type(name, v, (int, float))
     check_value(name, not isinstance(v, bool), v, what)
@@ -113,7 +113,7 @@ class TrainConfig(Config):
         if self.device is not None: check_type('device', self.device, str)
         check_value('mixed_precision', self.mixed_precision in ('no', 'fp16', 'bf16'), self.mixed_precision, "'no', 'fp16' or 'bf16'")
 
-# %% ../nbs/20_train.ipynb #ff519c6d
+# %% ../nbs/20_train.ipynb #036d5fb3
 @dataclass
 class DistillConfig(TrainConfig):
     "Stage-2 settings: the kernel (`KernelConfig` fields), the loss (`LossConfig` fields) and the optimisation."
@@ -153,7 +153,7 @@ class DistillConfig(TrainConfig):
         "Settings with the paper's loss weights for `setting` (a key of `director.loss.LOSS_WEIGHTS`, e.g. 'cifar_kep'), then `kw`."
         return cls(**{**loss_weights(setting), **kw})
 
-# %% ../nbs/20_train.ipynb #2ecfa36f
+# %% ../nbs/20_train.ipynb #6beb677b
 def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                     )->Accelerator:
     "An `Accelerator` with a seedable sampler (shuffle of epoch e seeded by `cfg.seed + e`) and DDP unused-parameter detection."
@@ -163,7 +163,7 @@ def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=cfg.seed),
                        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
 
-# %% ../nbs/20_train.ipynb #27aeed57
+# %% ../nbs/20_train.ipynb #18ae5cc1
 @torch.no_grad()
 def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
                        dl, # loader of (batch, y); prepared by `accelerator` when one is given
@@ -180,7 +180,7 @@ def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
     check_value('dl', len(outs) > 0, 'an empty loader', 'a loader with at least one batch')
     return torch.cat(outs), torch.cat(ys)
 
-# %% ../nbs/20_train.ipynb #b09ffc63
+# %% ../nbs/20_train.ipynb #1c16a72b
 def rng_state()->dict:
     "The current states of python's `random`, numpy, torch CPU and (if present) every CUDA device."
     return dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(),
@@ -206,7 +206,7 @@ def load_checkpoint(path:str|Path)->dict:
     if not path.exists(): raise FileNotFoundError(f"no checkpoint at {path}")
     return torch.load(path, map_location='cpu', weights_only=False)
 
-# %% ../nbs/20_train.ipynb #3d088644
+# %% ../nbs/20_train.ipynb #89e3aa51
 _MECH = ('resume', 'stop_after', 'progress', 'ckpt_dir', 'device')
 
 def _mcc(pred, y):
@@ -229,8 +229,8 @@ def _check_loader(name, dl):
     check_value(name, hasattr(dl, '__iter__') and hasattr(dl, '__len__'), type(dl).__name__, 'a DataLoader yielding (batch, y)')
     check_value(name, len(dl) > 0, 'an empty loader', 'a loader with at least one batch')
 
-def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, meta):
-    "Shared loop: returns the per-epoch log; `net` ends with the best weights."
+def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, meta, times=None):
+    "Shared loop: returns the per-epoch log (epoch wall times appended to `times`); `net` ends with the best weights."
     base = acc.unwrap_model(net)
     ck = Path(cfg.ckpt_dir) if cfg.ckpt_dir else None
     start, best, log = 0, dict(score=-math.inf, epoch=-1, state=None), []
@@ -253,21 +253,22 @@ def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, me
         net.train()
         if hasattr(train_dl, 'set_epoch'): train_dl.set_epoch(epoch)
         lr = opt.param_groups[0]['lr']
-        sums, n = {}, 0
+        sums, n, t0 = {}, 0, time.perf_counter()
         for batch, y in train_dl:
             loss, parts = step(batch, y)
             opt.zero_grad(set_to_none=True)
             acc.backward(loss)
             if cfg.grad_clip is not None: acc.clip_grad_value_(params, cfg.grad_clip)
             opt.step()
-            for k, v in parts.items(): sums[k] = sums.get(k, 0.) + float(v)
+            for k, v in parts.items(): sums[k] = sums.get(k, 0.) + torch.as_tensor(v).detach().float()  # stays on the device: no sync per step
             n += 1
-            bar.update(1); bar.set_postfix(loss=f"{sums['total'] / n:.4f}", best=f"{best['score']:.4f}", refresh=False)
+            bar.update(1)
         sched.step()
-        parts = acc.reduce(torch.tensor([sums[k] / n for k in sorted(sums)], device=acc.device), 'mean').tolist()
+        parts = acc.reduce(torch.stack([(sums[k] / n).to(acc.device) for k in sorted(sums)]), 'mean').tolist()
         net.eval()
         probs, yv = gather_predictions(predict, valid_dl, acc)
         metrics, score = _score(cfg.select, probs, yv)
+        if times is not None: times.append(time.perf_counter() - t0)  # `_score` read the predictions: the device is synchronised
         log.append(dict(epoch=epoch, lr=lr, steps=n, procs=acc.num_processes, **{f'train_{k}': v for k, v in zip(sorted(sums), parts)}, **{f'valid_{k}': v for k, v in metrics.items()}))
         if lr > 0 and score > best['score']:
             best = dict(score=score, epoch=epoch, state={k: v.detach().cpu().clone() for k, v in base.state_dict().items()})
@@ -288,7 +289,7 @@ def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, me
     net.eval()
     return log
 
-# %% ../nbs/20_train.ipynb #4ea353a8
+# %% ../nbs/20_train.ipynb #3a48a774
 def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
                    train_dl, # loader of (batch, y); batch a tensor or a dict of tensors
                    valid_dl, # validation loader (best-checkpoint selection)
@@ -316,12 +317,13 @@ def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
         return loss, parts
     def predict(batch): return net(batch).float().softmax(-1)
     meta = dict(arch=getattr(model, 'config', None) or type(model).__name__)
-    log = _fit(acc, net, opt, sched, tdl, vdl, cfg, step, predict, 'backbone', meta)
+    times = []
+    log = _fit(acc, net, opt, sched, tdl, vdl, cfg, step, predict, 'backbone', meta, times)
     model = acc.unwrap_model(net)
-    model.fit_log = log
+    model.fit_log, model.fit_times = log, times
     return model
 
-# %% ../nbs/20_train.ipynb #c4a208e9
+# %% ../nbs/20_train.ipynb #7132711e
 def save_backbone(model:nn.Module, path:str|Path)->Path:
     "Save a backbone that has a `.config` (architecture) and its weights to `path`."
     check_type('model', model, nn.Module)
@@ -337,7 +339,7 @@ def load_backbone(path:str|Path, device:str|None=None)->nn.Module:
     model = build_backbone(st['config']); model.load_state_dict(st['state_dict'])
     return model.to(default_device(device) if device else 'cpu').eval()
 
-# %% ../nbs/20_train.ipynb #698ca986
+# %% ../nbs/20_train.ipynb #7a5d8aca
 class DistillStep(nn.Module):
     "One stage-2 step as a module: L2 on one sampled rollout + teacher-forced L1 against the teacher's traces."
     def __init__(self, director:Director, loss_fn:DirectorLoss):
@@ -349,7 +351,7 @@ class DistillStep(nn.Module):
         mus, sigmas = d.teacher_forced(tr.xs, tr.ctx)
         return self.loss_fn(mus, sigmas, tr.means, tr.stds, logits, y, (tr.ctx or {}).get('mask'))
 
-# %% ../nbs/20_train.ipynb #2b6d63c5
+# %% ../nbs/20_train.ipynb #dcd2ceff
 def _teacher_heads(adapter)->int|None:
     "The backbone's attention head count when its config states it (the paper's kernels use the teacher's)."
     try: bc = adapter.backbone_config()
@@ -365,7 +367,7 @@ def _check_adapter(adapter):
     missing = [a for a in need if not hasattr(adapter, a)]
     check_value('adapter', not missing, type(adapter).__name__, f'an adapter from `director.repartition.adapt(model)` (missing {missing})')
 
-# %% ../nbs/20_train.ipynb #04881073
+# %% ../nbs/20_train.ipynb #fd9f432b
 def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
             train_dl, # loader of (batch, y)
             valid_dl, # validation loader (best-accuracy checkpoint)
@@ -387,12 +389,13 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     net, opt, tdl, vdl = acc.prepare(stepper, opt, train_dl, valid_dl)
     def step(batch, y): return net(batch, y, adapter.traces(batch))
     def predict(batch): return d.predict_proba(batch, n_samples=cfg.eval_samples)
-    log = _fit(acc, net, opt, sched, tdl, vdl, cfg, step, predict, 'distill', dict(teacher=adapter.fingerprint()))
+    times = []
+    log = _fit(acc, net, opt, sched, tdl, vdl, cfg, step, predict, 'distill', dict(teacher=adapter.fingerprint()), times)
     d = acc.unwrap_model(net).director.eval()
-    d.fit_log = log
+    d.fit_log, d.fit_times = log, times
     return d
 
-# %% ../nbs/20_train.ipynb #991b1499
+# %% ../nbs/20_train.ipynb #109e5421
 def launch_distributed(script:str, # python source to run in every process
                        nproc:int=2, # number of processes
                        timeout:float=300 # seconds
