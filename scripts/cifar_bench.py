@@ -31,7 +31,8 @@ p.add_argument('--c-corruptions', nargs='+', default=list(CORRUPTIONS))
 p.add_argument('--bs', type=int, default=128)
 p.add_argument('--l1', choices=['mse', 'kl'], default='mse', help="DIRECTOR transition loss: the authors' MSE (default) or the Gaussian NLL")
 p.add_argument('--select', choices=['acc', 'nll'], default='acc', help='validation metric of the DIRECTOR checkpoint')
-p.add_argument('--distill-warmup', type=int, default=None, help='warm-up epochs of the distillation (default: 1, run at lr 0)')
+p.add_argument('--distill-warmup', type=int, default=CIFAR_RECIPES['cpu']['distill_warmup'],
+               help="warm-up epochs of the distillation, the first at lr 0 (default: the cpu recipe's, 0; the director_e6 run used 1)")
 p.add_argument('--tag', default='', help='suffix of the DIRECTOR checkpoint folder (a second distillation)')
 a = p.parse_args()
 seed, S = a.seed, 10
@@ -43,12 +44,13 @@ ood_key = oodset.meta.get('dataset', 'ood')
 tcfg = TrainConfig(epochs=a.epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.epochs - 1), min_lr=1e-5, bs=a.bs, device='cpu', progress=False)
 dcfg = DistillConfig(epochs=a.distill_epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.distill_epochs - 1), min_lr=1e-5, bs=a.bs,
                      heads=R['heads'], mlp_ratio=1.0, **loss_weights('cifar_softmax'), device='cpu', progress=False, l1=a.l1, select=a.select)
-if a.distill_warmup is not None: dcfg = dcfg.replace(warmup_epochs=a.distill_warmup)
+dcfg = dcfg.replace(warmup_epochs=a.distill_warmup)
+distils = any(m.startswith('director') for m in a.methods + a.c_methods)
 DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens) instead of the ViT-7",
                  f"{a.epochs} backbone / {a.distill_epochs} DIRECTOR epochs instead of 300 / 100 (two shared CPU cores)",
                  "CIFAR-10 read from the JPEG copy (quality 75)", f"OOD set: {oodset.variant} (far-OOD stand-in, not SVHN/LSUN)",
                  "TS on the 5k validation split; MC dropout last dropout only, S=10; Laplace last-layer KFAC; DIRECTOR S=10 mean of probabilities"] +
-                ([] if a.distill_warmup is None else [f"{dcfg.warmup_epochs} warm-up epochs in the distillation (the recipe's first epoch runs at lr 0)"]) +
+                ([f"{dcfg.warmup_epochs} warm-up epochs in the distillation (the recipe's first epoch runs at lr 0)"] if distils else []) +
                 ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}"]))
 config = dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R, driver='scripts/cifar_bench.py')
 bdir = CK/'cifar10'/f'seed{seed}'; bdir.mkdir(parents=True, exist_ok=True)

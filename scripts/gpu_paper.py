@@ -13,7 +13,7 @@
 A timing file records the measurements, the prediction, what the run took, and the predicted time of the
 full recipe on this device. Usage:
 
-    python scripts/gpu_paper.py --minutes 9 --out results --timing results/cifar10/gpu_timing.json
+    python scripts/gpu_paper.py --minutes 9 --precheck 2048        # records in results/gpu/cifar10, timings in results/gpu/timing.json
 """
 import argparse, copy, json, os, sys, time, traceback
 from pathlib import Path
@@ -24,9 +24,9 @@ from director.data import load_cifar10, ImageSet, Splits
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument('--minutes', type=float, default=9., help='wall-clock limit for everything this script does (default 9)')
-p.add_argument('--out', default='results', help='results root of the run')
+p.add_argument('--out', default='results/gpu', help='results root of the run (default results/gpu: apart from the CPU records in results/)')
 p.add_argument('--probe-out', default='runs/gpu_probe', help='results root of the probe')
-p.add_argument('--timing', default='results/cifar10/gpu_timing.json', help='JSON file for the timings')
+p.add_argument('--timing', default='results/gpu/timing.json', help='JSON file for the timings (outside the records folder)')
 p.add_argument('--probe-epochs', type=int, nargs=2, default=(4, 3), metavar=('BACKBONE', 'DISTILL'))
 p.add_argument('--margin', type=float, default=0.15, help='fraction of the time left that the prediction keeps free (default 0.15)')
 p.add_argument('--methods', nargs='+', default=list(CIFAR_METHODS))
