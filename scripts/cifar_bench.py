@@ -25,7 +25,7 @@ p.add_argument('--seed', type=int, default=0)
 p.add_argument('--epochs', type=int, required=True)
 p.add_argument('--distill-epochs', type=int, required=True)
 p.add_argument('--methods', nargs='+', default=['mle', 'ts', 'laplace', 'director', 'director_s1', 'mc_dropout'])
-p.add_argument('--c-n', type=int, default=1000, help='test images per corruption and severity')
+p.add_argument('--c-n', type=int, default=1000, help='test images per corruption and severity (class-balanced subset)')
 p.add_argument('--c-methods', nargs='+', default=['mle', 'ts', 'laplace', 'director', 'director_s1', 'mc_dropout'])
 p.add_argument('--c-corruptions', nargs='+', default=list(CORRUPTIONS))
 p.add_argument('--bs', type=int, default=128)
@@ -87,7 +87,7 @@ for name in a.methods:
         save_record(rec, RES)
         np.savez_compressed(pdir/f"{split.replace(':', '-')}_{name}_seed{seed}.npz", probs=pr.probs.numpy().astype(np.float16), labels=pr.labels.numpy())
         log(name, split, {k: round(v, 4) for k, v in list(mets.items())[:4]})
-# CIFAR-10-C (regenerated), first c_n test images per (corruption, severity)
+# CIFAR-10-C (regenerated), a class-balanced c_n test images per (corruption, severity)
 for c in a.c_corruptions:
     for s in range(1, 6):
         t0 = time.time(); cs = load_cifar10c(c, s, n=a.c_n)
@@ -99,8 +99,8 @@ for c in a.c_corruptions:
             pr = predict_split(fm.predict, dl, 'cpu', fm.grad)
             mets = evaluate(pr.probs, pr.labels)
             rec = make_record('cifar10c', 'CIFAR-10-C', cs.variant, f'{c}-s{s}', name, seed, mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s,
-                              pr.throughput, None, 'cpu', DEV + f"; CIFAR-10-C regenerated (not the released files), first {len(pr.labels)} test images per "
-                              "corruption and severity", n_test=len(pr.labels), corruption=c, severity=s, config=config)
+                              pr.throughput, None, 'cpu', DEV + f"; CIFAR-10-C regenerated (not the released files), a class-balanced {len(pr.labels)} test images "
+                              f"({len(pr.labels) // 10} per class) per corruption and severity", n_test=len(pr.labels), corruption=c, severity=s, config=config)
             save_record(rec, RES)
         log('c10c', c, s, f'{time.time() - t0:.0f}s')
 log('done')

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from director.core import atomic_write, env_info, check_value
 from director.bench import bench_cifar10, CIFAR_RECIPES, CIFAR_METHODS, scaled_epochs
-from director.data import load_cifar10, ImageSet, Splits
+from director.data import load_cifar10, ImageSet, Splits, balanced_subset
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument('--minutes', type=float, default=9., help='wall-clock limit for everything this script does (default 9)')
@@ -48,8 +48,9 @@ def save():
     with atomic_write(a.timing, 'w') as f: json.dump(timing, f, indent=1, default=float)
 
 TINY = dict(dim=32, depth=3, heads=2, mlp_dim=32)
-def head(splits, n): return Splits({k: ImageSet(v.x[:n], v.y[:n], stats=v.stats, variant=f'{v.variant}, first {n} (check)', meta=v.meta,
-                                                classes=v.classes) for k, v in splits.items()})
+def head(splits, n): # a class-balanced n images of every split (the JPEG copy's splits are ordered by class)
+    return Splits({k: ImageSet(v.x[i], v.y[i], stats=v.stats, variant=f'{v.variant}, {n} class-balanced (check)', meta=v.meta, classes=v.classes)
+                   for k, v in splits.items() for i in [balanced_subset(v.y, n)]})
 splits = load_cifar10(augment=False)
 if a.smoke:
     R['backbone'] = TINY; splits = head(splits, a.smoke)
