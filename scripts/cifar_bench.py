@@ -42,9 +42,8 @@ splits = load_cifar10(augment=False); oodset = load_ood('fashion_mnist')
 loaders = cifar_loaders(splits, a.bs, seed, 'cpu', oodset)
 ood_key = oodset.meta.get('dataset', 'ood')
 tcfg = TrainConfig(epochs=a.epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.epochs - 1), min_lr=1e-5, bs=a.bs, device='cpu', progress=False)
-dcfg = DistillConfig(epochs=a.distill_epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.distill_epochs - 1), min_lr=1e-5, bs=a.bs,
+dcfg = DistillConfig(epochs=a.distill_epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=a.distill_warmup, min_lr=1e-5, bs=a.bs,
                      heads=R['heads'], mlp_ratio=1.0, **loss_weights('cifar_softmax'), device='cpu', progress=False, l1=a.l1, select=a.select)
-dcfg = dcfg.replace(warmup_epochs=a.distill_warmup)
 distils = any(m.startswith('director') for m in a.methods + a.c_methods)
 DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens) instead of the ViT-7",
                  f"{a.epochs} backbone / {a.distill_epochs} DIRECTOR epochs instead of 300 / 100 (two shared CPU cores)",

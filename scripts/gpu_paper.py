@@ -1,6 +1,6 @@
 """The paper's CIFAR-10 recipe (`bench_cifar10(recipe='paper')`) on one GPU, fitted to a wall-clock limit.
 
-0. A check (--precheck N): every method on a tiny ViT and the first N images of each split, one method group at a
+0. A check (--precheck N): every method on a tiny ViT and a class-balanced N images of each split, one method group at a
    time, so that a method that fails on this device is reported (traceback in the log) and left out of the runs
    instead of ending them; if the compiled backbone fails, the runs go on uncompiled. Both are recorded.
 1. A probe: the whole benchmark (every method, scoring, OOD) with a few epochs of each stage. It measures the
@@ -15,8 +15,7 @@ full recipe on this device. Usage:
 
     python scripts/gpu_paper.py --minutes 9 --precheck 2048        # records in results/gpu/cifar10, timings in results/gpu/timing.json
 """
-import argparse, copy, json, os, sys, time, traceback
-from pathlib import Path
+import argparse, copy, json, sys, time, traceback
 import torch
 from director.core import atomic_write, env_info, check_value
 from director.bench import bench_cifar10, CIFAR_RECIPES, CIFAR_METHODS, scaled_epochs
@@ -48,9 +47,12 @@ def save():
     with atomic_write(a.timing, 'w') as f: json.dump(timing, f, indent=1, default=float)
 
 TINY = dict(dim=32, depth=3, heads=2, mlp_dim=32)
-def head(splits, n): # a class-balanced n images of every split (the JPEG copy's splits are ordered by class)
-    return Splits({k: ImageSet(v.x[i], v.y[i], stats=v.stats, variant=f'{v.variant}, {n} class-balanced (check)', meta=v.meta, classes=v.classes)
-                   for k, v in splits.items() for i in [balanced_subset(v.y, n)]})
+def head(splits, n):
+    "A class-balanced n images of every split (the JPEG copy's splits are ordered by class)."
+    def sub(v):
+        i = balanced_subset(v.y, n)
+        return ImageSet(v.x[i], v.y[i], stats=v.stats, variant=f'{v.variant}, {n} class-balanced (check)', meta=v.meta, classes=v.classes)
+    return Splits({k: sub(v) for k, v in splits.items()})
 splits = load_cifar10(augment=False)
 if a.smoke:
     R['backbone'] = TINY; splits = head(splits, a.smoke)
