@@ -10,13 +10,14 @@ import numpy as np
 import torch
 torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', '1')))
 from director.core import seed_everything
-from director.bench import (fit_method, predict_split, _scores, make_record, save_record, cifar_loaders, DeviceImageLoader, CIFAR_RECIPES)
+from director.bench import (fit_method, predict_split, _scores, _baseline_predict, n_params, make_record, save_record, cifar_loaders, DeviceImageLoader, CIFAR_RECIPES)
 from director.backbones import PaperViT
 from director.data import load_cifar10, load_cifar10c, load_ood, CORRUPTIONS
 from director.repartition import adapt
 from director.model import Director
 from director.loss import loss_weights
 from director.metrics import evaluate
+from director.baselines import DeepEnsemble
 from director.train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 
 REPO = Path(__file__).resolve().parents[1]; RES = Path(os.environ.get('BENCH_RES', REPO/'results')); CK = Path(os.environ.get('BENCH_CK', REPO/'runs'/'ckpt'))
@@ -33,6 +34,8 @@ p.add_argument('--l1', choices=['mse', 'kl'], default='mse', help="DIRECTOR tran
 p.add_argument('--select', choices=['acc', 'nll'], default='acc', help='validation metric of the DIRECTOR checkpoint')
 p.add_argument('--distill-warmup', type=int, default=CIFAR_RECIPES['cpu']['distill_warmup'],
                help="warm-up epochs of the distillation, the first at lr 0 (default: the cpu recipe's, 0; the director_e6 run used 1)")
+p.add_argument('--ensemble', type=int, nargs='+', default=None,
+               help="seeds whose trained backbones form a deep ensemble (mean of probabilities; no training): test, OOD and --c-corruptions")
 p.add_argument('--tag', default='', help='suffix of the DIRECTOR checkpoint folder (a second distillation)')
 a = p.parse_args()
 seed, S = a.seed, 10
@@ -52,6 +55,43 @@ DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens)
                 ([f"{dcfg.warmup_epochs} warm-up epochs in the distillation (the recipe's first epoch runs at lr 0)"] if distils else []) +
                 ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}"]))
 config = dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R, driver='scripts/cifar_bench.py')
+def c10c_record(cs, name, seed, mets, fm, pr, **extra):
+    "The record of one CIFAR-10-C set `cs` (an ImageSet from load_cifar10c) scored by method `name`."
+    c, s = cs.meta['corruption'], cs.meta['severity']
+    src = 'CIFAR-10-C regenerated (not the released files)' if 'regenerated' in cs.variant else 'CIFAR-10-C (the released files)'
+    return make_record('cifar10c', 'CIFAR-10-C', cs.variant, f'{c}-s{s}', name, seed, mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s,
+                       pr.throughput, None, 'cpu', DEV + f"; {src}, a class-balanced {len(pr.labels)} test images "
+                       f"({len(pr.labels) // 10} per class) per corruption and severity" + extra.pop('dev', ''), n_test=len(pr.labels), corruption=c,
+                       severity=s, config=config, **extra)
+
+if a.ensemble:  # deep ensemble of the seeds' trained backbones (mean of probabilities), scored like every other method
+    seeds = a.ensemble
+    if len(seeds) < 2 or len(set(seeds)) != len(seeds): sys.exit(f'--ensemble needs at least two distinct seeds, got {seeds}')
+    files = [CK/'cifar10'/f'seed{k}'/'backbone.pt' for k in seeds]
+    if missing := [str(f) for f in files if not f.exists()]:
+        sys.exit(f"--ensemble: no trained backbone at {', '.join(missing)}; train it first with --seed K --epochs {a.epochs} --methods mle")
+    members = [load_backbone(f).eval() for f in files]
+    infos = [json.loads((f.parent/'backbone_info.json').read_text()) for f in files]
+    fm = SimpleNamespace(predict=_baseline_predict(DeepEnsemble(members), len(members), seeds[0]), n_samples=len(members), average='prob',
+                         n_params=sum(n_params(m) for m in members), fit_s=sum(i.get('train_time_s') or 0 for i in infos), fit_bytes=None, grad=False)
+    edev = f"; deep ensemble of the M={len(seeds)} backbones of seeds {seeds} (one ensemble, so no standard error)"
+    pdir = RES/'cifar10'/'preds'; pdir.mkdir(parents=True, exist_ok=True)
+    preds = {s: predict_split(fm.predict, loaders[s], 'cpu') for s in ('test', ood_key)}
+    for split, mets, alt, pr in _scores(SimpleNamespace(), fm, preds, ('test',), (ood_key,), False):
+        rec = make_record('cifar10', 'CIFAR-10', splits.variant, split, 'ensemble', seeds[0], mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s,
+                          pr.throughput, None, 'cpu', DEV + edev, n_test=len(pr.labels), members=seeds, config=config,
+                          **({} if alt is None else dict(metrics_alt=alt, average_alt='logit')))
+        save_record(rec, RES)
+        np.savez_compressed(pdir/f"{split.replace(':', '-')}_ensemble_seed{seeds[0]}.npz", probs=pr.probs.numpy().astype(np.float16), labels=pr.labels.numpy())
+        log('ensemble', split, {k: round(v, 4) for k, v in list(mets.items())[:4]})
+    for c in a.c_corruptions:
+        for s in range(1, 6):
+            cs = load_cifar10c(c, s, n=a.c_n)
+            pr = predict_split(fm.predict, DeviceImageLoader(cs.x, cs.y, 500, cs.stats, device='cpu'), 'cpu')
+            save_record(c10c_record(cs, 'ensemble', seeds[0], evaluate(pr.probs, pr.labels), fm, pr, dev=edev, members=seeds), RES)
+        log('c10c', c)
+    log('done'); sys.exit(0)
+
 bdir = CK/'cifar10'/f'seed{seed}'; bdir.mkdir(parents=True, exist_ok=True)
 pdir = RES/'cifar10'/'preds'; pdir.mkdir(parents=True, exist_ok=True)
 build = lambda: PaperViT(img_size=32, patch=4, in_chans=3, n_classes=10, **R)
@@ -97,9 +137,6 @@ for c in a.c_corruptions:
             fm = fitted.get(name) or fitted.setdefault(name, fit_method(name, ctx))
             pr = predict_split(fm.predict, dl, 'cpu', fm.grad)
             mets = evaluate(pr.probs, pr.labels)
-            rec = make_record('cifar10c', 'CIFAR-10-C', cs.variant, f'{c}-s{s}', name, seed, mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s,
-                              pr.throughput, None, 'cpu', DEV + f"; CIFAR-10-C regenerated (not the released files), a class-balanced {len(pr.labels)} test images "
-                              f"({len(pr.labels) // 10} per class) per corruption and severity", n_test=len(pr.labels), corruption=c, severity=s, config=config)
-            save_record(rec, RES)
+            save_record(c10c_record(cs, name, seed, mets, fm, pr), RES)
         log('c10c', c, s, f'{time.time() - t0:.0f}s')
 log('done')
