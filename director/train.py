@@ -9,7 +9,7 @@ __all__ = ['SCHEDULES', 'SELECT', 'lr_factor', 'make_scheduler', 'TrainConfig', 
            'gather_predictions', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'train_backbone',
            'save_backbone', 'load_backbone', 'DistillStep', 'distill', 'launch_distributed']
 
-# %% ../nbs/20_train.ipynb #3f65efcd
+# %% ../nbs/20_train.ipynb #6a458f43
 import math, os, random, copy, json, socket, subprocess, sys, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +26,7 @@ from .kernel import KernelConfig
 from .model import Director
 from .loss import LossConfig, DirectorLoss, loss_weights
 
-# %% ../nbs/20_train.ipynb #7071bdf4
+# %% ../nbs/20_train.ipynb #55810e51
 SCHEDULES = ('warmup_cosine', 'linear_cosine')
 
 def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
@@ -52,7 +52,7 @@ def lr_factor(epoch:int, # 0-based epoch whose learning rate is wanted
         T = epochs - warmup_epochs
     return m + (1 - m) * (1 + math.cos(math.pi * min(epoch - warmup_epochs, T) / T)) / 2
 
-# %% ../nbs/20_train.ipynb #f197b444
+# %% ../nbs/20_train.ipynb #a1d9d3f0
 def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rates are scheduled
                    cfg # a `TrainConfig` or `DistillConfig` (epochs, warmup_epochs, lr, min_lr, schedule)
                   )->torch.optim.lr_scheduler.LambdaLR:
@@ -61,7 +61,7 @@ def make_scheduler(opt:torch.optim.Optimizer, # the optimiser whose learning rat
     def f(e): return lr_factor(e, cfg.epochs, cfg.warmup_epochs, cfg.lr, cfg.min_lr, cfg.schedule)
     return torch.optim.lr_scheduler.LambdaLR(opt, f)
 
-# %% ../nbs/20_train.ipynb #bd63be53
+# %% ../nbs/20_train.ipynb #a51fa21e
 def _chk_num(name, v, lo=None, lo_open=False, hi=None, hi_open=False, what='a number'):
     check_type(name, v, (int, float))
     check_value(name, not isinstance(v, bool), v, what)
@@ -113,7 +113,7 @@ class TrainConfig(Config):
         if self.device is not None: check_type('device', self.device, str)
         check_value('mixed_precision', self.mixed_precision in ('no', 'fp16', 'bf16'), self.mixed_precision, "'no', 'fp16' or 'bf16'")
 
-# %% ../nbs/20_train.ipynb #036d5fb3
+# %% ../nbs/20_train.ipynb #68234494
 @dataclass
 class DistillConfig(TrainConfig):
     "Stage-2 settings: the kernel (`KernelConfig` fields), the loss (`LossConfig` fields) and the optimisation."
@@ -153,7 +153,7 @@ class DistillConfig(TrainConfig):
         "Settings with the paper's loss weights for `setting` (a key of `director.loss.LOSS_WEIGHTS`, e.g. 'cifar_kep'), then `kw`."
         return cls(**{**loss_weights(setting), **kw})
 
-# %% ../nbs/20_train.ipynb #6beb677b
+# %% ../nbs/20_train.ipynb #78575def
 def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                     )->Accelerator:
     "An `Accelerator` with a seedable sampler (shuffle of epoch e seeded by `cfg.seed + e`) and DDP unused-parameter detection."
@@ -163,7 +163,7 @@ def make_accelerator(cfg:TrainConfig # settings: device, mixed_precision, seed
                        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=cfg.seed),
                        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
 
-# %% ../nbs/20_train.ipynb #18ae5cc1
+# %% ../nbs/20_train.ipynb #52fe2601
 @torch.no_grad()
 def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
                        dl, # loader of (batch, y); prepared by `accelerator` when one is given
@@ -180,7 +180,7 @@ def gather_predictions(fn, # fn(batch) -> (B, ...) tensor (e.g. probabilities)
     check_value('dl', len(outs) > 0, 'an empty loader', 'a loader with at least one batch')
     return torch.cat(outs), torch.cat(ys)
 
-# %% ../nbs/20_train.ipynb #1c16a72b
+# %% ../nbs/20_train.ipynb #9f7594d5
 def rng_state()->dict:
     "The current states of python's `random`, numpy, torch CPU and (if present) every CUDA device."
     return dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(),
@@ -206,7 +206,7 @@ def load_checkpoint(path:str|Path)->dict:
     if not path.exists(): raise FileNotFoundError(f"no checkpoint at {path}")
     return torch.load(path, map_location='cpu', weights_only=False)
 
-# %% ../nbs/20_train.ipynb #89e3aa51
+# %% ../nbs/20_train.ipynb #1dbd216c
 _MECH = ('resume', 'stop_after', 'progress', 'ckpt_dir', 'device')
 
 def _mcc(pred, y):
@@ -289,7 +289,7 @@ def _fit(acc, net, opt, sched, train_dl, valid_dl, cfg, step, predict, stage, me
     net.eval()
     return log
 
-# %% ../nbs/20_train.ipynb #3a48a774
+# %% ../nbs/20_train.ipynb #7e0ec4ab
 def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
                    train_dl, # loader of (batch, y); batch a tensor or a dict of tensors
                    valid_dl, # validation loader (best-checkpoint selection)
@@ -323,7 +323,7 @@ def train_backbone(model:nn.Module, # classifier: model(batch) -> logits (B, C)
     model.fit_log, model.fit_times = log, times
     return model
 
-# %% ../nbs/20_train.ipynb #7132711e
+# %% ../nbs/20_train.ipynb #8aae5c31
 def save_backbone(model:nn.Module, path:str|Path)->Path:
     "Save a backbone that has a `.config` (architecture) and its weights to `path`."
     check_type('model', model, nn.Module)
@@ -339,7 +339,7 @@ def load_backbone(path:str|Path, device:str|None=None)->nn.Module:
     model = build_backbone(st['config']); model.load_state_dict(st['state_dict'])
     return model.to(default_device(device) if device else 'cpu').eval()
 
-# %% ../nbs/20_train.ipynb #7a5d8aca
+# %% ../nbs/20_train.ipynb #a6cbff3f
 class DistillStep(nn.Module):
     "One stage-2 step as a module: L2 on one sampled rollout + teacher-forced L1 against the teacher's traces."
     def __init__(self, director:Director, loss_fn:DirectorLoss):
@@ -351,7 +351,7 @@ class DistillStep(nn.Module):
         mus, sigmas = d.teacher_forced(tr.xs, tr.ctx)
         return self.loss_fn(mus, sigmas, tr.means, tr.stds, logits, y, (tr.ctx or {}).get('mask'))
 
-# %% ../nbs/20_train.ipynb #dcd2ceff
+# %% ../nbs/20_train.ipynb #91d7f595
 def _teacher_heads(adapter)->int|None:
     "The backbone's attention head count when its config states it (the paper's kernels use the teacher's)."
     try: bc = adapter.backbone_config()
@@ -367,7 +367,7 @@ def _check_adapter(adapter):
     missing = [a for a in need if not hasattr(adapter, a)]
     check_value('adapter', not missing, type(adapter).__name__, f'an adapter from `director.repartition.adapt(model)` (missing {missing})')
 
-# %% ../nbs/20_train.ipynb #fd9f432b
+# %% ../nbs/20_train.ipynb #e93bfd5c
 def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
             train_dl, # loader of (batch, y)
             valid_dl, # validation loader (best-accuracy checkpoint)
@@ -395,7 +395,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     d.fit_log, d.fit_times = log, times
     return d
 
-# %% ../nbs/20_train.ipynb #109e5421
+# %% ../nbs/20_train.ipynb #e4161c2d
 def launch_distributed(script:str, # python source to run in every process
                        nproc:int=2, # number of processes
                        timeout:float=300 # seconds
