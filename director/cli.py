@@ -10,7 +10,7 @@ __all__ = ['DATASETS', 'DIGITS_VIT', 'DIGITS_TRAIN', 'DIGITS_DISTILL', 'QUICK_VI
            'metrics_table', 'run_fit', 'build_parser', 'read_config_file', 'cmd_demo', 'cmd_fit', 'evaluate_director',
            'cmd_evaluate', 'cmd_bench', 'main']
 
-# %% ../nbs/21_cli.ipynb #16b174b5
+# %% ../nbs/21_cli.ipynb #3f478769
 import argparse, copy, importlib, json, os, sys, tempfile, time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,7 +28,7 @@ from .metrics import evaluate, scaled, paper_table, reliability_diagram, save_fi
 from .baselines import MLE, TemperatureScaling, MCDropout
 from .train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone, gather_predictions
 
-# %% ../nbs/21_cli.ipynb #6a94c84a
+# %% ../nbs/21_cli.ipynb #2baf5d87
 class OutputDirError(ValueError):
     "The output folder cannot be created or written."
 
@@ -44,7 +44,7 @@ def prepare_out(out:str|Path # output folder (created with its parents)
         raise OutputDirError(f"cannot write to output folder {out}: {e.strerror or e}; pass --out with a writable folder") from None
     return out
 
-# %% ../nbs/21_cli.ipynb #8956c181
+# %% ../nbs/21_cli.ipynb #d981c3d6
 DATASETS = ('digits',)
 
 DIGITS_VIT = dict(arch='PaperViT', img_size=8, patch=2, in_chans=1, dim=64, depth=4, heads=4, mlp_dim=128, n_classes=10, dropout=0.1)
@@ -55,7 +55,7 @@ DIGITS_DISTILL = dict(epochs=80, lr=1e-3, wd=5e-5, warmup_epochs=5, min_lr=1e-5,
 QUICK_VIT = dict(DIGITS_VIT, dim=32, depth=2, heads=2, mlp_dim=64)
 QUICK = dict(subset=160, arch=QUICK_VIT, train=dict(epochs=2, warmup_epochs=0), distill=dict(epochs=2, warmup_epochs=0, heads=2, time_dim=32, eval_samples=1), n_samples=2)
 
-# %% ../nbs/21_cli.ipynb #b3fa978b
+# %% ../nbs/21_cli.ipynb #07217b1e
 @dataclass
 class FitConfig(Config):
     "What `director fit` and `director demo` run: data, backbone, the two training recipes, evaluation."
@@ -104,7 +104,7 @@ def demo_config(seed:int=0, # seed of the split, the initialisation, training an
     if n_samples is not None: upd['n_samples'] = n_samples
     return cfg.replace(**upd) if upd else cfg
 
-# %% ../nbs/21_cli.ipynb #e0c657fa
+# %% ../nbs/21_cli.ipynb #3231cfde
 def load_split(cfg:FitConfig)->dict:
     "dict(train=(x, y), valid=(x, y), test=(x, y)) for `cfg.dataset`, capped at `cfg.subset` images per split."
     check_type('cfg', cfg, FitConfig)
@@ -112,7 +112,7 @@ def load_split(cfg:FitConfig)->dict:
     if cfg.subset is not None: split = {k: tuple(t[:cfg.subset] for t in v) for k, v in split.items()}
     return split
 
-# %% ../nbs/21_cli.ipynb #a590290d
+# %% ../nbs/21_cli.ipynb #dd3c5007
 METHODS = ('mle', 'ts', 'mcd', 'director', 'director_s1')
 METHOD_NAMES = dict(mle='MLE', ts='Temperature scaling', mcd='MC dropout', director='DIRECTOR', director_s1='DIRECTOR (S=1)')
 TABLE_METRICS = ('acc', 'ece', 'nll', 'brier', 'aurc')
@@ -146,7 +146,7 @@ def metrics_table(metrics:dict # {method name: raw metrics dict from `director.m
     check_type('metrics', metrics, dict)
     return paper_table({n: {k: m[k] for k in TABLE_METRICS} for n, m in metrics.items()}).to_string()
 
-# %% ../nbs/21_cli.ipynb #32a3fa4b
+# %% ../nbs/21_cli.ipynb #3de956a8
 def run_fit(cfg:FitConfig, # what to run
             out:str|Path, # output folder (checked for writing before any training)
             methods:tuple=METHODS, # methods to score, keys of `METHOD_NAMES`
@@ -213,7 +213,7 @@ def run_fit(cfg:FitConfig, # what to run
     with atomic_write(out/'results.json', 'w') as f: json.dump(rec, f, indent=2)
     return rec
 
-# %% ../nbs/21_cli.ipynb #d99f461e
+# %% ../nbs/21_cli.ipynb #25715c79
 def _pos_int(s):
     v = int(s)
     if v < 1: raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s}")
@@ -280,7 +280,7 @@ def build_parser()->argparse.ArgumentParser:
                    '`director bench --help` lists its recipes', add_help=False)
     return p
 
-# %% ../nbs/21_cli.ipynb #f521adb7
+# %% ../nbs/21_cli.ipynb #fd5f788d
 def read_config_file(path:str|Path)->dict:
     "A dict from a YAML (.yaml/.yml) or JSON (.json) configuration file."
     path = Path(check_type('path', path, (str, Path))).expanduser()
@@ -298,7 +298,7 @@ def _err(cmd, e):
 
 _EXPECTED = (OutputDirError, FileNotFoundError, ValueError, TypeError)
 
-# %% ../nbs/21_cli.ipynb #040b358c
+# %% ../nbs/21_cli.ipynb #d5aaf53f
 def _print_table(rec, out):
     ds = rec['dataset']
     print(f"\n{ds['name']} ({ds['variant']}), test split of {ds['sizes']['test']} images, seed {rec['seed']}, S = {rec['n_samples']}")
@@ -348,7 +348,7 @@ def cmd_fit(args)->int:
     _print_table(rec, out)
     return 0
 
-# %% ../nbs/21_cli.ipynb #c7c9a7f7
+# %% ../nbs/21_cli.ipynb #09d6351f
 def evaluate_director(model_dir:str|Path, # a DIRECTOR checkpoint folder
                       cfg:FitConfig, # dataset and split settings (`dataset`, `split_seed`, fractions, `subset`)
                       n_samples:int=10, # S
@@ -385,7 +385,7 @@ def cmd_evaluate(args)->int:
     print(f"written to {outf}")
     return 0
 
-# %% ../nbs/21_cli.ipynb #aecf41c1
+# %% ../nbs/21_cli.ipynb #48e73498
 def cmd_bench(argv:list)->int:
     "`director bench ARGS`: forwards ARGS to `director.bench.main`, importing the harness only now."
     try: bench = importlib.import_module('director.bench')
@@ -417,5 +417,5 @@ def main(argv:list|None=None # arguments (default: sys.argv[1:])
         return COMMANDS[args.cmd](args)
     finally: _end_distributed()
 
-# %% ../nbs/21_cli.ipynb #c701c2a7
+# %% ../nbs/21_cli.ipynb #d26d8ac1
 if __name__ == '__main__' and '__file__' in globals(): sys.exit(main())
