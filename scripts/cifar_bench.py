@@ -37,12 +37,13 @@ p.add_argument('--distill-warmup', type=int, default=CIFAR_RECIPES['cpu']['disti
 p.add_argument('--ensemble', type=int, nargs='+', default=None,
                help="seeds whose trained backbones form a deep ensemble (mean of probabilities; no training): test, OOD and --c-corruptions")
 p.add_argument('--tag', default='', help='suffix of the DIRECTOR checkpoint folder (a second distillation)')
+p.add_argument('--no-augment', action='store_true', help='train the backbone and distil without crop+flip (an overfitting ablation; use its own BENCH_CK and BENCH_RES)')
 a = p.parse_args()
 seed, S = a.seed, 10
 def log(*x): print(time.strftime('%H:%M:%S'), *x, flush=True)
 R = CIFAR_RECIPES['cpu']['backbone']
 splits = load_cifar10(augment=False); oodset = load_ood('fashion_mnist')
-loaders = cifar_loaders(splits, a.bs, seed, 'cpu', oodset)
+loaders = cifar_loaders(splits, a.bs, seed, 'cpu', oodset, augment=not a.no_augment)
 ood_key = oodset.meta.get('dataset', 'ood')
 tcfg = TrainConfig(epochs=a.epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=min(1, a.epochs - 1), min_lr=1e-5, bs=a.bs, device='cpu', progress=False)
 dcfg = DistillConfig(epochs=a.distill_epochs, lr=1e-3 * a.bs / 128, wd=5e-5, warmup_epochs=a.distill_warmup, min_lr=1e-5, bs=a.bs,
@@ -53,6 +54,7 @@ DEV = '; '.join([f"CPU-sized ViT of the paper's family ({R}, patch 4, 64 tokens)
                  "CIFAR-10 read from the JPEG copy (quality 75)", f"OOD set: {oodset.variant} (far-OOD stand-in, not SVHN/LSUN)",
                  "TS on the 5k validation split; MC dropout last dropout only, S=10; Laplace last-layer KFAC; DIRECTOR S=10 mean of probabilities"] +
                 ([f"{dcfg.warmup_epochs} warm-up epochs in the distillation (the recipe's first epoch runs at lr 0)"] if distils else []) +
+                (["no training augmentation (crop+flip off) for the backbone and the distillation: an overfitting ablation"] if a.no_augment else []) +
                 ([] if a.l1 == 'mse' else [f"DIRECTOR transition loss: Gaussian NLL (l1='kl') instead of the authors' MSE, checkpoint on validation {a.select}"]))
 config = dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R, driver='scripts/cifar_bench.py')
 def c10c_record(cs, name, seed, mets, fm, pr, **extra):
