@@ -115,7 +115,7 @@ def _head(dim:int, p:float, act:bool=True)->nn.Sequential:
 # %% ../nbs/13_kernel.ipynb #7fd63a51
 @dataclass
 class KernelConfig(Config):
-    "Architecture of the DIRECTOR transition kernel (`METHOD.md` §6.3)."
+    "Architecture of the DIRECTOR transition kernel."
     dim:int # token width d (the backbone's width)
     n_steps:int # number of transitions L (the backbone's number of blocks)
     depth:int = 1 # number of adaLN-Zero DiT blocks (`trans_depth`)
@@ -125,6 +125,7 @@ class KernelConfig(Config):
     std:str = 'gelu' # 'gelu' (raw GELU output, authors' code) or 'softplus' (positive, floored)
     std_floor:float = 1e-3 # added to the softplus std
     time_dim:int = 256 # sinusoidal features of the time embedding
+    noise:str = 'token' # 'token': independent noise per token and channel (paper); 'shared': plus a per-example component (extension)
     def validate(self):
         for k in ('dim', 'n_steps', 'depth', 'heads', 'time_dim'):
             v = getattr(self, k); check_type(k, v, int); check_value(k, v >= 1 and not isinstance(v, bool), v, 'a positive integer')
@@ -133,6 +134,7 @@ class KernelConfig(Config):
         check_type('mlp_ratio', self.mlp_ratio, (int, float)); check_value('mlp_ratio', self.mlp_ratio > 0, self.mlp_ratio, 'a positive number')
         check_type('dropout', self.dropout, (int, float)); check_value('dropout', 0 <= self.dropout < 1, self.dropout, 'in [0, 1)')
         check_value('std', self.std in ('gelu', 'softplus'), self.std, "'gelu' or 'softplus'")
+        check_value('noise', self.noise in ('token', 'shared'), self.noise, "'token' or 'shared'")
         check_type('std_floor', self.std_floor, (int, float)); check_value('std_floor', self.std_floor >= 0, self.std_floor, '>= 0')
 
 # %% ../nbs/13_kernel.ipynb #f0ca8af3
@@ -146,6 +148,7 @@ class TransitionKernel(nn.Module):
         self.blocks = nn.ModuleList([DiTBlock(cfg.dim, cfg.heads, cfg.mlp_ratio) for _ in range(cfg.depth)])
         self.mean_head = _head(cfg.dim, cfg.dropout)
         self.std_head = _head(cfg.dim, cfg.dropout, act=cfg.std == 'gelu')
+        if cfg.noise == 'shared': self.shared_head = _shared_head(cfg.dim)
 
 # %% ../nbs/13_kernel.ipynb #fed216c1
 def _tau_tensor(tau, n_steps:int, B:int, device)->torch.Tensor:
@@ -174,6 +177,24 @@ def forward(self:TransitionKernel, X:torch.Tensor, # (B, N, d) state X_{t-1}
     mu = H + self.mean_head(H)
     s = self.std_head(H)
     return mu, (F.softplus(s) + self.cfg.std_floor if self.cfg.std == 'softplus' else s)
+
+# %% ../nbs/13_kernel.ipynb #97e37711
+def _shared_head(dim:int)->nn.Sequential:
+    "LayerNorm → Linear(d→d), the Linear zero-initialised: the per-example noise scale starts at exactly 0."
+    m = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim))
+    nn.init.zeros_(m[1].weight); nn.init.zeros_(m[1].bias)
+    return m
+
+# %% ../nbs/13_kernel.ipynb #35d41ebf
+@patch
+def shared_std(self:TransitionKernel, mu:torch.Tensor, # (B, N, d) mean of the transition
+               mask:torch.Tensor|None=None # (B, N) bool key-padding mask (True = real token)
+              )->torch.Tensor|None:
+    "Per-example scale (B, d) of the noise shared by all tokens (noise='shared'); None for a 'token' kernel."
+    if self.cfg.noise != 'shared': return None
+    if mask is None: pooled = mu.mean(1)
+    else: w = _check_mask(mask, *mu.shape[:2])[..., None].to(mu.dtype); pooled = (mu * w).sum(1) / w.sum(1)
+    return self.shared_head(pooled)
 
 # %% ../nbs/13_kernel.ipynb #97ac0d88
 def kernel_param_counts(kernel:TransitionKernel)->dict:

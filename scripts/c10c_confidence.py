@@ -1,7 +1,7 @@
 """Confidence against accuracy under corruption, and how much the kernel's sampled noise matters (CIFAR-10, cpu recipe).
 
 For each seed's backbone (MLE) and DIRECTOR (the 16-epoch kernel: folder director_e16 on seed 0, director on seeds 1-2,
-as written by scripts/cifar_bench.py under $BENCH_CK), on the class-balanced 1,000 validation images and on every
+as saved under $BENCH_CK by earlier CIFAR-10 runs; `director bench cifar10` now saves them as <ckpt-dir>/seed<k>/backbone.pt and director), on the class-balanced 1,000 validation images and on every
 CIFAR-10-C (regenerated) corruption at one severity (class-balanced --n images), it records accuracy, mean
 confidence (max probability), ECE and NLL; DIRECTOR is also run with its per-step std multiplied by tau (2 and 4)
 to see whether wider rollouts change the predictive. Writes results/cifar10c-confidence.json (quoted on the
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import torch
 torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', '1')))
-from director.bench import DeviceImageLoader
+from director.data import DeviceImageLoader
 from director.core import atomic_write, git_commit
-from director.data import load_cifar10, load_cifar10c, balanced_subset, CORRUPTIONS
+from director.data import load_cifar10, balanced_subset
+from director.corruptions import load_cifar10c, CORRUPTIONS
 from director.repartition import adapt
 from director.model import Director
 from director.train import load_backbone

@@ -1,6 +1,6 @@
 """Diagnostic behind the CoLA results page: how far can an all-6-block DIRECTOR kernel of the fine-tuned MiniLM-L6 roll out?
 
-Loads a seed's fine-tuned backbone (runs/ckpt/cola-minilm/seed<k>/backbone.pt, written by scripts/text_bench.py) and the
+Loads a seed's fine-tuned backbone (runs/ckpt/cola-minilm/seed<k>/backbone.pt, saved by an earlier run) and the
 best checkpoint of an all-block distillation (director_v2_ck/best.pt), then, for k = 0..6, runs the teacher up to
 X_{6-k} and the kernel's mean (no noise) for the last k steps, and scores the head on the validation slice.
 """
@@ -8,7 +8,7 @@ import os, sys
 from pathlib import Path
 import torch
 torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', '1')))
-from director.bench import minilm_classifier
+from director.bench.recipes import minilm_classifier
 from director.repartition import adapt
 from director.model import Director
 from director.train import DistillConfig, load_checkpoint

@@ -1,13 +1,14 @@
 """Kernel std against the teacher-forced transition error of the CoLA-MiniLM kernels (seed 0), on 128 validation sentences.
 
-Reads the checkpoints that scripts/text_bench.py wrote under $BENCH_CK (default runs/ckpt): the MSE kernel (tag _lk2f),
+Reads the checkpoints of earlier CoLA-MiniLM runs under $BENCH_CK (default runs/ckpt): the MSE kernel (tag _lk2f),
 the Gaussian-NLL kernel with the raw-GELU std head (lk2fkl) and with a softplus head (lk2fklsp). Quoted on the CoLA page.
 """
 import os, torch, numpy as np
 from pathlib import Path
 CK = Path(os.environ.get('BENCH_CK', Path(__file__).resolve().parents[1]/'runs'/'ckpt'))/'cola-minilm'/'seed0'
 torch.set_num_threads(1)
-from director.bench import minilm_classifier, _unwrap
+from director.bench.recipes import minilm_classifier
+from director.bench.harness import _unwrap
 from director.data import load_cola, load_tokenizer, data_loaders
 from director.repartition import adapt
 from director.model import Director
