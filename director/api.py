@@ -10,8 +10,8 @@ __all__ = ['DIGITS_RECIPE', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
            'director_predictions', 'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare',
            'save_director', 'load_director', 'predict_frame']
 
-# %% ../nbs/20a_api.ipynb #8e3ed37d
-import sys, time
+# %% ../nbs/20a_api.ipynb #09f784ff
+import sys, time, warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -23,7 +23,7 @@ from .core import check_type, check_value, check_loader, split_batch, to_device
 from .backbones import build_backbone
 from .repartition import adapt
 from .model import Director
-from .train import TrainConfig, DistillConfig, distill, gather_predictions
+from .train import TrainConfig, DistillConfig, PRESETS, distill, gather_predictions
 from .baselines import METHODS, MLE, TemperatureScaling, MCDropout, LastLayerLaplace
 from .metrics import evaluate, scaled, paper_table, paired_bootstrap, reliability_diagram
 
@@ -40,9 +40,9 @@ class Recipe:
     split:dict = field(default_factory=dict) # split settings (fractions)
     def __post_init__(self):
         for k in ('arch', 'train', 'distill', 'split'): object.__setattr__(self, k, _frozen(check_type(k, getattr(self, k), (dict, MappingProxyType))))
-    def backbone(self)->nn.Module:
-        "A freshly initialised backbone of this recipe (seed torch first for a reproducible one)."
-        return build_backbone(dict(self.arch))
+    def backbone(self, **arch)->nn.Module:
+        "A freshly initialised backbone of this recipe, `arch` fields overridden (seed torch first for a reproducible one)."
+        return build_backbone({**self.arch, **arch})
     def train_config(self, **kw)->TrainConfig: return TrainConfig(**{**self.train, **kw})
     def distill_config(self, **kw)->DistillConfig: return DistillConfig(**{**self.distill, **kw})
     def to_dict(self)->dict: return dict(name=self.name, **{k: dict(getattr(self, k)) for k in ('arch', 'train', 'distill', 'split')})
@@ -50,8 +50,7 @@ class Recipe:
 DIGITS_RECIPE = Recipe('digits',
     arch=dict(arch='PaperViT', img_size=8, patch=2, in_chans=1, dim=64, depth=4, heads=4, mlp_dim=128, n_classes=10, dropout=0.1),
     train=dict(epochs=60, lr=2e-3, wd=5e-5, warmup_epochs=5, min_lr=1e-5, bs=64),
-    distill=dict(epochs=60, lr=1e-3, wd=5e-5, warmup_epochs=5, min_lr=1e-5, bs=64, depth=1, heads=4, mlp_ratio=1.0,
-                 lam_mean=0.8, lam_var=0.0, lam_ce=0.2),
+    distill=PRESETS['digits'],
     split=dict(valid_frac=0.2, test_frac=0.3))
 
 # %% ../nbs/20a_api.ipynb #7461629c
@@ -160,6 +159,14 @@ def preset_for(ad)->str:
         return 'vit'
     return 'finetuned-encoder'
 
+def _posthoc(d:Director, vdl, n_samples:int)->str:
+    "Fit the post-hoc noise scale and temperature; a refused fit (an optimum on the search boundary) keeps the distilled model, with a warning."
+    try: d.calibrate(vdl, n_samples=n_samples)
+    except ValueError as e:
+        warnings.warn(f"the post-hoc fit was refused and the DIRECTOR is kept as distilled: {e}", stacklevel=3)
+        return 'refused'
+    return 'fitted'
+
 def _adapt_opts(cfg:DistillConfig)->dict:
     "Adapter options a preset carries (e.g. `last_k`)."
     k = getattr(cfg, 'last_k', None)
@@ -189,8 +196,7 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs)
     check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid')
     d = distill(ad, tdl, vdl, cfg)
-    d.calibrate(vdl, n_samples=n_samples)
-    d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts)
+    d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=_posthoc(d, vdl, n_samples))
     return d
 
 # %% ../nbs/20a_api.ipynb #6789df6b

@@ -12,6 +12,7 @@ __all__ = ['METHOD_DOCS', 'METHODS', 'TS_OPTIMIZERS', 'check_method', 'seeded', 
 # %% ../nbs/17_baselines.ipynb #22f38da9
 import math, copy, warnings
 from contextlib import contextmanager
+from collections.abc import Mapping
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -68,7 +69,7 @@ class HFClassifier(nn.Module):
     def __init__(self, hf:nn.Module): # the Hugging Face model, kept unchanged as `.hf`
         super().__init__(); self.hf = check_type('hf', hf, nn.Module)
     def forward(self, batch):
-        out = self.hf(**{k: v for k, v in batch.items() if k in self._KEYS}) if isinstance(batch, dict) else self.hf(pixel_values=batch)
+        out = self.hf(**{k: v for k, v in batch.items() if k in self._KEYS}) if isinstance(batch, Mapping) else self.hf(pixel_values=batch)
         lg = getattr(out, 'logits', None)
         if lg is None: raise ValueError(f"{type(self.hf).__name__} returns {type(out).__name__} without `logits`: pass the classifier "
                                         "(e.g. ...ForSequenceClassification / ...ForImageClassification), not the bare base model")

@@ -542,9 +542,16 @@ def _calibrate_data(args)->dict:
     if missing: raise ValueError(f"--dataset {args.dataset} needs {', '.join(missing)}")
     return {s: read_hub_split(args.dataset, v, f'--{s}-split') for s, v in splits.items()}
 
+def _image_rows(ds, column:str|None=None):
+    "`ds` with a column of image file paths (absolute, or relative to the current folder) decoded as images."
+    col = column or next((c for c in ('image', 'img') if c in ds.column_names), None)
+    if col is None or col not in ds.column_names or not isinstance(ds[0][col], str): return ds
+    import datasets
+    return ds.cast_column(col, datasets.Image())
+
 def _label2id(model, data:dict, col:str)->dict|None:
     "The model's label2id when the label column holds class names (every one must be known to the model)."
-    vals = set().union(*(set(ds[col]) for ds in data.values()))
+    vals = set().union(*(set(ds[col]) for ds in data.values() if col in ds.column_names))
     if not any(isinstance(v, str) for v in vals): return None
     l2i = dict(getattr(model.config, 'label2id', None) or {})
     unknown = sorted(str(v) for v in vals - set(l2i))
@@ -568,11 +575,7 @@ def prepare_calibrate(args)->dict:
     cols = {col_arg: getattr(args, col_arg), 'label_column': args.label_column, 'max_length': args.max_length}
     lab = next((c for c in ([args.label_column] if args.label_column else ['label', 'labels']) if c in data['train'].column_names), args.label_column or 'label')
     if lab in data['train'].column_names: cols['label2id'] = _label2id(model, data, lab)
-    if kind == 'image':
-        import datasets
-        for s, ds in data.items():
-            c = getattr(args, 'image_column') or next((c for c in ('image', 'img') if c in ds.column_names), None)
-            if c is not None and isinstance(ds[0][c], str): data[s] = ds.cast_column(c, datasets.Image())
+    if kind == 'image': data = {s: _image_rows(ds, args.image_column) for s, ds in data.items()}
     pk = dict(tokenizer=proc) if kind == 'text' else dict(image_processor=proc)
     loaders = {s: as_loader(ds, f'--{s}', batch_size=args.batch_size, shuffle=s == 'train', seed=args.seed, **pk, **cols) for s, ds in data.items()}
     ad = adapt(model)
@@ -646,6 +649,7 @@ def cmd_predict(args)->int:
             io = d.spec.get('inputs') or {}
             if proc is None: raise ValueError(f"{md} carries no tokenizer or image processor; save it with director.api.save_director(d, path, processor)")
             kind = io.get('kind', 'text')
+            if kind == 'image': ds = _image_rows(ds, args.image_column or io.get('column'))
             given = args.text_column if kind == 'text' else args.image_column
             col = dict(text_column=given or io.get('column')) if kind == 'text' else dict(image_column=given or io.get('column'))
             pk = dict(tokenizer=proc) if kind == 'text' else dict(image_processor=proc)

@@ -320,7 +320,10 @@ def _rng_kept(dl):
 def _check_inputs(name, x)->int:
     "Number of examples of the inputs `x`, checked: tensors, at least one example, floating values finite."
     ts = [x] if isinstance(x, torch.Tensor) else [v for v in x.values() if isinstance(v, torch.Tensor)] if isinstance(x, Mapping) else []
-    if not ts: raise ValueError(f"`{name}` yields inputs of type {type(x).__name__}; expected a tensor or a dict of tensors. Fix: {_BATCH_FIX}")
+    if not ts:
+        seen = f"dict items without tensors (keys {sorted(x)[:6]})" if isinstance(x, Mapping) else f"inputs of type {type(x).__name__}"
+        raise ValueError(f"`{name}` yields {seen}; expected a tensor or a dict of tensors per batch (a datasets.Dataset must go through "
+                         f"a DataLoader with a collator). Fix: {_BATCH_FIX}")
     n = batch_size(x)
     if n == 0: raise ValueError(f"`{name}` yields an empty batch (0 examples); drop empty batches from the loader")
     bad = [k for k, t in (x.items() if isinstance(x, Mapping) else [('inputs', x)])

@@ -306,9 +306,35 @@ def plot_corruption_grid(grid:np.ndarray, # a `corruption_grid` (15, 5, H, W, 3)
     for sp in ax.spines.values(): sp.set_visible(False)
     return fig
 
-# %% ../nbs/18a_corruptions.ipynb #31bfb5be
+# %% ../nbs/18a_corruptions.ipynb #4652b46a
+def _c10c_release(root, rel, severity, n, meta):
+    "One severity of a released `<corruption>.npy` (rows (s-1)·k .. s·k-1 of 5k), optionally a balanced subset of `n`."
+    lab = (root/rel).parent/'labels.npy'
+    if not lab.exists(): raise missing_data('CIFAR-10-C labels', [lab])
+    x, y = np.load(root/rel, mmap_mode='r'), np.load(lab, mmap_mode='r')
+    k = len(x) // 5; lo = (severity - 1) * k
+    i = lo + (np.arange(k) if n is None else balanced_subset(np.asarray(y[lo:lo + k]), n))
+    return ImageSet(np.ascontiguousarray(x[i]), np.asarray(y[i]), CIFAR10_STATS, False, 'CIFAR-10-C', {**meta, 'variant': 'CIFAR-10-C'})
+
+# %% ../nbs/18a_corruptions.ipynb #95622b33
 C10C_VERSION = 1  # bump when the regeneration code changes, so caches are rebuilt
 
+def _c10c_regenerate(corruption, severity, path, cache, seed, n, meta):
+    "The set regenerated from the CIFAR-10 test images, cached as .npy keyed by seed, version and a digest of the clean images."
+    test = load_cifar10(path, cache, augment=False)['test']
+    i = np.arange(len(test)) if n is None else balanced_subset(test.y, n)
+    xs, ys = test.x[i], test.y[i]
+    key = hashlib.sha256(xs.tobytes()).hexdigest()[:16]
+    f = cache_dir(cache)/'cifar10c'/f'{corruption}-s{severity}-seed{seed}-v{C10C_VERSION}-{key}.npy'
+    try: x = np.load(f) if f.exists() else None
+    except (OSError, ValueError): x = None
+    if x is None or x.shape != xs.shape:
+        x = corrupt(xs, corruption, severity, seed)
+        with atomic_write(f, 'wb') as fh: np.save(fh, x)
+    variant = 'CIFAR-10-C (regenerated)'
+    return ImageSet(x, ys, CIFAR10_STATS, False, variant, {**meta, 'variant': variant, 'seed': seed, 'base_variant': test.variant})
+
+# %% ../nbs/18a_corruptions.ipynb #31bfb5be
 def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
                   severity:int, # 1..5
                   path:str|Path|None=None, # data folder searched first
@@ -323,24 +349,9 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
     check_value('source', source in ('auto', 'release', 'regenerate'), source, "'auto', 'release' or 'regenerate'")
     meta = dict(dataset='cifar10c', corruption=corruption, severity=severity, split='test')
     root, rel, searched = locate([f'cifar10c/CIFAR-10-C/{corruption}.npy', f'CIFAR-10-C/{corruption}.npy'], path)
-    if root is not None and source != 'regenerate':
-        if not ((root/rel).parent/'labels.npy').exists(): raise missing_data('CIFAR-10-C labels', [(root/rel).parent/'labels.npy'])
-        x = np.load(root/rel, mmap_mode='r'); y = np.load((root/rel).parent/'labels.npy', mmap_mode='r')
-        k = len(x) // 5; i = (severity - 1) * k + (np.arange(k) if n is None else balanced_subset(np.asarray(y[(severity - 1) * k:severity * k]), n))
-        return ImageSet(np.ascontiguousarray(x[i]), np.asarray(y[i]), CIFAR10_STATS, False, 'CIFAR-10-C', {**meta, 'variant': 'CIFAR-10-C'})
+    if root is not None and source != 'regenerate': return _c10c_release(root, rel, severity, n, meta)
     if source == 'release': raise missing_data('CIFAR-10-C (release)', searched, hint='Download CIFAR-10-C.tar from Zenodo record 2535967.')
-    test = load_cifar10(path, cache, augment=False)['test']
-    i = np.arange(len(test)) if n is None else balanced_subset(test.y, n)
-    xs, ys = test.x[i], test.y[i]
-    key = hashlib.sha256(xs.tobytes()).hexdigest()[:16]
-    f = cache_dir(cache)/'cifar10c'/f'{corruption}-s{severity}-seed{seed}-v{C10C_VERSION}-{key}.npy'
-    try: x = np.load(f) if f.exists() else None
-    except (OSError, ValueError): x = None
-    if x is None or x.shape != xs.shape:
-        x = corrupt(xs, corruption, severity, seed)
-        with atomic_write(f, 'wb') as fh: np.save(fh, x)
-    variant = 'CIFAR-10-C (regenerated)'
-    return ImageSet(x, ys, CIFAR10_STATS, False, variant, {**meta, 'variant': variant, 'seed': seed, 'base_variant': test.variant})
+    return _c10c_regenerate(corruption, severity, path, cache, seed, n, meta)
 
 # %% ../nbs/18a_corruptions.ipynb #88cf9afc
 def group_means(df:pd.DataFrame, # one row per (corruption, severity), with a column `metric`

@@ -9,7 +9,7 @@ __all__ = ['BERT', 'ROBERTA', 'ELECTRA', 'DISTILBERT', 'ALBERT', 'DEBERTA_V2', '
            'DEIT_TEACHER', 'DINOV2', 'BEIT', 'HF_FAMILIES', 'HFFamily', 'Parts', 'register_hf_family', 'hf_family',
            'HFEmbed', 'HFHead', 'HFAdapter', 'hf_refusal']
 
-# %% ../nbs/10b_hf_adapter.ipynb #545b9237
+# %% ../nbs/10b_hf_adapter.ipynb #6e8e061c
 import copy, inspect, re
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from .core import check_type, check_value
 from .adapter import Adapter, UnsupportedModelError, HOWTO_URL, check_input, _image_batch, _text_batch, _shell, _opts
 
-# %% ../nbs/10b_hf_adapter.ipynb #3c615891
+# %% ../nbs/10b_hf_adapter.ipynb #6d043896
 @dataclass
 class HFFamily:
     "How one Hugging Face family lays out its attention + MLP layers: where its modules live and how its sub-blocks call them."
@@ -34,7 +34,7 @@ class HFFamily:
     spec:Callable = None # (config, opts) -> the adapter's `input_spec`
     unsupported:Callable = lambda model: None # model -> why this model cannot be re-cut, or None
 
-# %% ../nbs/10b_hf_adapter.ipynb #936477d9
+# %% ../nbs/10b_hf_adapter.ipynb #76fe969c
 def _resolve(model, path):
     if callable(path): return path(model)
     obj = model
@@ -52,7 +52,7 @@ class Parts(nn.Module):
             m = _resolve(model, path)
             if m is not None: self.add_module(n, m)
 
-# %% ../nbs/10b_hf_adapter.ipynb #b8882f4e
+# %% ../nbs/10b_hf_adapter.ipynb #7ba51cf4
 def _additive(allowed, dtype):
     "0 where `allowed`, the dtype's minimum elsewhere (Hugging Face's eager mask convention)."
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
@@ -73,7 +73,7 @@ def _last_idx(ids, pad_id):
     tok = torch.arange(ids.shape[-1], device=ids.device, dtype=torch.int32)
     return (tok * (ids != pad_id).to(torch.int32)).argmax(-1)
 
-# %% ../nbs/10b_hf_adapter.ipynb #ff9c9182
+# %% ../nbs/10b_hf_adapter.ipynb #f6d2a97b
 def _text_spec(table='max_position_embeddings', offset=None):
     "input_spec of a text family: the vocabulary and the size of its position table (None: rotary or relative positions)."
     def spec(cfg, opts):
@@ -89,7 +89,7 @@ def _img_spec(fixed=True):
                     size=tuple(s) if fixed and not opts.get('interpolate_pos_encoding') else None)
     return spec
 
-# %% ../nbs/10b_hf_adapter.ipynb #c1e1622d
+# %% ../nbs/10b_hf_adapter.ipynb #5d28010b
 def _bert_embed(p, b):
     X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'), position_ids=b.get('position_ids'))
     if getattr(p, 'proj', None) is not None: X = p.proj(X)
@@ -105,7 +105,7 @@ BERT = HFFamily('encoder', lambda m: list(m.base_model.encoder.layer),
 ROBERTA = replace(BERT, head=lambda p, H, ctx: p.classifier(H), spec=_text_spec(offset=lambda cfg: cfg.pad_token_id + 1))
 ELECTRA = replace(ROBERTA, spec=_text_spec())
 
-# %% ../nbs/10b_hf_adapter.ipynb #c5c96a15
+# %% ../nbs/10b_hf_adapter.ipynb #567eb6a9
 def _distil_embed(p, b):
     X = p.embeddings(input_ids=b['input_ids'], position_ids=b.get('position_ids'))
     return X, _enc_ctx(X, b)
@@ -127,7 +127,7 @@ ALBERT = HFFamily('encoder', _albert_layers,
                   _bert_embed, _bert_attn, lambda l, X: l.full_layer_layer_norm(l.ff_chunk(X) + X),
                   lambda p, H, ctx: p.classifier(p.dropout(p.pooler_activation(p.pooler(H[:, 0])))), spec=_text_spec())
 
-# %% ../nbs/10b_hf_adapter.ipynb #a2dc5129
+# %% ../nbs/10b_hf_adapter.ipynb #d4badbed
 def _deberta_embed(p, b):
     am = b['attention_mask']
     X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'), position_ids=b.get('position_ids'), mask=am)
@@ -137,7 +137,7 @@ def _deberta_attn(p, l, X, ctx):
     return l.attention(X, ctx['attn_mask'], relative_pos=p.rel.get_rel_pos(X), rel_embeddings=p.rel.get_rel_embedding())[0]
 
 def _deberta_unsupported(m):
-    if m.base_model.encoder.conv is not None: return "its first layer adds a convolution branch (config.conv_kernel_size > 0)"
+    if getattr(m.base_model.encoder, 'conv', None) is not None: return "its first layer adds a convolution branch (config.conv_kernel_size > 0)"
     if getattr(m.base_model, 'z_steps', 0) > 1: return "it re-applies its last layer (config.z_steps > 1)"
 
 DEBERTA_V2 = HFFamily('encoder', lambda m: list(m.base_model.encoder.layer),
@@ -148,7 +148,7 @@ DEBERTA_V2 = HFFamily('encoder', lambda m: list(m.base_model.encoder.layer),
                                                max_len=cfg.max_position_embeddings if cfg.position_biased_input else None),
                       unsupported=_deberta_unsupported)
 
-# %% ../nbs/10b_hf_adapter.ipynb #d6f25135
+# %% ../nbs/10b_hf_adapter.ipynb #acbd545e
 def _modernbert_embed(p, b):
     ids, mask = b['input_ids'], b['attention_mask'].bool()
     X, pos, q = p.embeddings(input_ids=ids), _pos_ids(b), torch.arange(ids.shape[1], device=ids.device)
@@ -173,7 +173,7 @@ MODERNBERT = HFFamily('encoder', lambda m: list(m.base_model.layers),
                       _modernbert_embed, _modernbert_attn, lambda l, X: X + l.mlp(l.mlp_norm(X)), _modernbert_head,
                       pool=lambda cfg: 'first' if cfg.classifier_pooling == 'cls' else 'all', spec=_text_spec(table=None))
 
-# %% ../nbs/10b_hf_adapter.ipynb #e976aa34
+# %% ../nbs/10b_hf_adapter.ipynb #6464d353
 def _layer_types(cfg):
     lt = getattr(cfg, 'layer_types', None)
     return list(lt) if lt else ['sliding_attention' if getattr(cfg, 'sliding_window', None) else 'full_attention'] * cfg.num_hidden_layers
@@ -200,7 +200,7 @@ GPT2 = HFFamily('decoder', lambda m: list(m.base_model.h),
                 lambda l, X: X + l.mlp(l.ln_2(X)), lambda p, H, ctx: p.score(p.ln_f(H[:, 0])), pool=lambda cfg: 'last',
                 spec=_text_spec(), unsupported=lambda m: 'it has cross-attention layers' if m.config.add_cross_attention else None)
 
-# %% ../nbs/10b_hf_adapter.ipynb #d9546ace
+# %% ../nbs/10b_hf_adapter.ipynb #f4ac3c66
 def _rope_embed(p, b):
     h = p.embed_tokens(b['input_ids'])
     ctx = _dec_ctx(p, h, b)
@@ -222,7 +222,7 @@ LLAMA = HFFamily('decoder', lambda m: list(m.base_model.layers[:m.config.num_hid
                  _rope_embed, _rope_attn, _rope_mlp, lambda p, H, ctx: p.score(p.norm(H[:, 0])), pool=lambda cfg: 'last',
                  spec=_text_spec(table=None))
 
-# %% ../nbs/10b_hf_adapter.ipynb #ea6c4d34
+# %% ../nbs/10b_hf_adapter.ipynb #a73caa71
 def _pixels(p, b): return _image_batch(b).to(p.embeddings.patch_embeddings.projection.weight.dtype)
 
 def _vit_embed(p, b): return p.embeddings(_pixels(p, b), interpolate_pos_encoding=p.ipe), dict(mask=None)
@@ -248,7 +248,7 @@ DINOV2 = HFFamily('image', lambda m: list(m.base_model.encoder.layer), dict(embe
                   lambda p, l, X, ctx: X + l.drop_path(l.layer_scale1(l.attention(l.norm1(X))[0])),
                   lambda l, X: X + l.drop_path(l.layer_scale2(l.mlp(l.norm2(X)))), _dinov2_head, pool=lambda cfg: 'all', spec=_img_spec(False))
 
-# %% ../nbs/10b_hf_adapter.ipynb #6e1892da
+# %% ../nbs/10b_hf_adapter.ipynb #b2d397d8
 def _beit_embed(p, b):
     x = _pixels(p, b)
     return p.embeddings(x), dict(mask=None, resolution=tuple(x.shape[2:]))
@@ -269,11 +269,11 @@ BEIT = HFFamily('image', lambda m: list(m.base_model.layers),
                 lambda p, H, ctx: p.classifier(p.pooler(p.layernorm(H))), pool=lambda cfg: 'all' if cfg.use_mean_pooling else 'first',
                 spec=_img_spec())
 
-# %% ../nbs/10b_hf_adapter.ipynb #7160d853
+# %% ../nbs/10b_hf_adapter.ipynb #9a124d00
 HF_FAMILIES = dict(
     BertForSequenceClassification=BERT, RobertaForSequenceClassification=ROBERTA, XLMRobertaForSequenceClassification=ROBERTA,
     CamembertForSequenceClassification=ROBERTA, ElectraForSequenceClassification=ELECTRA, DistilBertForSequenceClassification=DISTILBERT,
-    AlbertForSequenceClassification=ALBERT, DebertaV2ForSequenceClassification=DEBERTA_V2, ModernBertForSequenceClassification=MODERNBERT,
+    AlbertForSequenceClassification=ALBERT, DebertaForSequenceClassification=DEBERTA_V2, DebertaV2ForSequenceClassification=DEBERTA_V2, ModernBertForSequenceClassification=MODERNBERT,
     GPT2ForSequenceClassification=GPT2, LlamaForSequenceClassification=LLAMA, MistralForSequenceClassification=LLAMA,
     Qwen2ForSequenceClassification=LLAMA, Qwen3ForSequenceClassification=LLAMA, GemmaForSequenceClassification=LLAMA,
     Phi3ForSequenceClassification=LLAMA, ViTForImageClassification=VIT, DeiTForImageClassification=VIT,
@@ -293,7 +293,7 @@ def hf_family(model)->HFFamily|None:
         if c.__name__ in HF_FAMILIES and c.__module__.split('.')[0] == 'transformers': return HF_FAMILIES[c.__name__]
     return None
 
-# %% ../nbs/10b_hf_adapter.ipynb #8feb78b4
+# %% ../nbs/10b_hf_adapter.ipynb #6a3af0b4
 def _select(X, pool, ctx):
     if pool == 'first': return X[:, :1]
     if pool == 'last': return X[torch.arange(X.shape[0], device=X.device), ctx['last_idx']][:, None]
@@ -318,7 +318,7 @@ class HFHead(nn.Module):
         self.fam, self.parts, self.last, self.pool = fam, Parts(model, fam.parts), fam.layers(model)[-1], fam.pool(model.config)
     def forward(self, X, ctx): return self.fam.head(self.parts, self.fam.mlp(self.last, _select(X, self.pool, ctx)), ctx)
 
-# %% ../nbs/10b_hf_adapter.ipynb #31208b97
+# %% ../nbs/10b_hf_adapter.ipynb #86478e03
 def _hf_config(model):
     return dict(arch=type(model).__name__, config={k: v for k, v in model.config.to_dict().items() if k != '_name_or_path'},
                 attn_implementation=model.config._attn_implementation, dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
@@ -336,7 +336,7 @@ def _hf_opts(fam, L, opts, family):
     check_value('last_k', 1 <= k <= L and not isinstance(k, bool), k, f'an integer in [1, depth={L}] (the model has {L} layers)')
     return opts
 
-# %% ../nbs/10b_hf_adapter.ipynb #78116967
+# %% ../nbs/10b_hf_adapter.ipynb #b78c9556
 class HFAdapter(Adapter):
     "Adapter for a Hugging Face classifier described in `HF_FAMILIES` (families 'hf_encoder', 'hf_decoder', 'hf_vit')."
     def __init__(self, model:nn.Module, # a *ForSequenceClassification / *ForImageClassification model
@@ -357,7 +357,7 @@ class HFAdapter(Adapter):
         if t > 1: X = self.fam.mlp(self.layers[j - 1], X)
         return self.fam.attn(self.parts, self.layers[j], X, ctx)
 
-# %% ../nbs/10b_hf_adapter.ipynb #0afcfc0d
+# %% ../nbs/10b_hf_adapter.ipynb #20bd0ec6
 @patch
 def forward_original(self:HFAdapter, batch)->torch.Tensor:
     "The model's own logits (text: the batch keys its forward accepts)."
@@ -379,7 +379,7 @@ def embed_module(self:HFAdapter)->nn.Module:
     emb.layers.requires_grad_(False)
     return emb
 
-# %% ../nbs/10b_hf_adapter.ipynb #dd4fcd6e
+# %% ../nbs/10b_hf_adapter.ipynb #a2a34a5e
 def _head_class(prefix):
     for k, f in HF_FAMILIES.items():
         if k.split('For')[0] == prefix: return k
@@ -395,9 +395,9 @@ def hf_refusal(model)->UnsupportedModelError:
                "there is no single state of one width for one transition kernel to carry. DIRECTOR re-cuts models whose "
                "layers are attention + MLP at one hidden size (ViT, DeiT, BEiT, DINOv2, BERT-style encoders, decoders)")
     elif (head := _head_class(prefix)) and head != name:
-        kind = 'bare base model without a classification head' if name.endswith('Model') else 'not a sequence / image classifier'
+        kind = 'a bare base model without a classification head' if name.endswith('Model') else "not a sequence or image classifier"
         auto = 'AutoModelForImageClassification' if head.endswith('ImageClassification') else 'AutoModelForSequenceClassification'
-        why = f"{name} is a {kind}; pass {head} instead (e.g. transformers.{auto}.from_pretrained(path, num_labels=n_classes))"
+        why = f"{name} is {kind}; pass {head} instead (e.g. transformers.{auto}.from_pretrained(path, num_labels=n_classes))"
     else:
         why = (f"{name} has no family description; if its layers are attention + MLP at one width, describe it with "
                "director.hf_adapter.register_hf_family, else subclass director.adapter.Adapter")

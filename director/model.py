@@ -6,7 +6,7 @@ Docs: https://director-uq.github.io/director/model.html.md"""
 
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'WEIGHTS_FILE', 'CONFIG_FILE', 'CHECKSUMS_FILE', 'DEFAULT_MAX_ROWS', 'default_max_rows', 'Director',
-           'evaluating', 'bench_sampling']
+           'evaluating', 'CalibrationError', 'bench_sampling']
 
 # %% ../nbs/14_model.ipynb #1ea3374c
 import copy, ctypes, hashlib, json, math, os, shutil, statistics, tempfile, time, uuid, warnings
@@ -19,7 +19,8 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 from safetensors.torch import save as st_save, load as st_load
 import director
-from .core import check_type, check_value, check_loader, split_batch, to_device, eval_mode, write_lock
+from .core import check_type, check_value, check_loader, split_batch, to_device, batch_size, eval_mode, write_lock
+from .adapter import check_input
 from .kernel import KernelConfig, TransitionKernel
 from .repartition import adapter_from_spec
 
@@ -104,7 +105,7 @@ def from_adapter(cls:Director, ad, # an adapter from `director.repartition.adapt
     spec = ad.spec()
     isp = getattr(ad, 'input_spec', None)
     isp = isp() if callable(isp) else isp
-    if isinstance(isp, dict): spec['input_spec'] = dict(isp)  # what `check_batch` holds every input to
+    if isinstance(isp, dict): spec['input_spec'] = json.loads(json.dumps(isp))  # JSON form (as saved): what `check_batch` holds inputs to
     if isinstance(kernel_cfg, dict): kernel_cfg = KernelConfig.from_dict(kernel_cfg)
     if kernel_cfg is None: kernel_cfg = KernelConfig(**{**dict(dim=ad.dim, n_steps=ad.n_steps, heads=_default_heads(spec, ad.dim)), **kernel_kw})
     else:
@@ -125,42 +126,13 @@ def transition(self:Director, X:torch.Tensor, # (B, N, d) state X_{t-1}
     check_type('t', t, int); check_value('t', 1 <= t <= self.n_steps, t, f'in 1..{self.n_steps}')
     return self.kernel(X, t - 1, (ctx or {}).get('mask'))
 
-# %% ../nbs/14_model.ipynb #b1aadde7
-def _check_images(x, isp:dict, dtype:torch.dtype):
-    "Images (B, C, H, W) against an image input spec; float64 cast to `dtype`."
-    C, size = isp.get('channels'), tuple(isp['size']) if isp.get('size') else None
-    want = f"(B, {C or 'C'}, {', '.join(map(str, size)) if size else 'H, W'})"
-    check_type('batch', x, torch.Tensor, f'a {want} tensor of images')
-    check_value('batch', x.ndim == 4 and (C is None or x.shape[1] == C) and (size is None or tuple(x.shape[2:]) == size), tuple(x.shape),
-                f'a {want} tensor of images, the shape the backbone was trained on')
-    check_value('batch', x.is_floating_point(), x.dtype, 'floating-point images (convert integer pixels with .float() and the training normalisation)')
-    return x.to(dtype) if x.dtype == torch.float64 and dtype != torch.float64 else x
-
-def _check_text(x, isp:dict):
-    "Token ids against a text input spec: integer, within the vocabulary, no longer than the position table."
-    check_type('batch', x, Mapping, 'a dict of tensors (input_ids, attention_mask, ...)')
-    ids = x.get('input_ids')
-    if ids is None: return
-    check_value('input_ids', isinstance(ids, torch.Tensor) and ids.ndim == 2 and not ids.is_floating_point(), getattr(ids, 'dtype', type(ids).__name__), 'an integer tensor (B, N) of token ids')
-    V, Lmax = isp.get('vocab_size'), isp.get('max_len')
-    if Lmax: check_value('input_ids', ids.shape[1] <= Lmax, f'sequences of {ids.shape[1]} tokens', f'at most {Lmax} tokens long (the backbone\'s position table); truncate the inputs')
-    lo, hi = int(ids.min()), int(ids.max())
-    check_value('input_ids', lo >= 0 and (V is None or hi < V), f'token ids in [{lo}, {hi}]', f'in [0, {V}) (the backbone\'s vocabulary); tokenize with the backbone\'s tokenizer')
-
 # %% ../nbs/14_model.ipynb #e05ba849
 @patch
 def check_batch(self:Director, batch # images (B, C, H, W) or a dict of tensors, as the adapter expects
                ):
-    "`batch` checked against `spec['input_spec']` before any work (`ValueError` saying what was seen); float64 images come back cast."
-    if isinstance(batch, torch.Tensor): B = batch.shape[0] if batch.ndim else 0
-    elif isinstance(batch, Mapping): B = next((v.shape[0] for v in batch.values() if isinstance(v, torch.Tensor) and v.ndim), None)
-    else: raise TypeError(f"`batch` must be a tensor of images or a dict of tensors (input_ids, attention_mask, ...), got {type(batch).__name__}")
-    check_value('batch', bool(B), 'an empty batch (0 examples)' if B == 0 else 'a dict without a batched tensor', 'a batch of at least one example')
-    isp = self.spec.get('input_spec') or {}
-    if isp.get('kind') == 'image':
-        p = next(self.embed.parameters(), None)
-        return _check_images(batch, isp, torch.float32 if p is None else p.dtype)
-    if isp.get('kind') == 'text': _check_text(batch, isp)
+    "`batch` checked against `spec['input_spec']` (`director.adapter.check_input`) before any work; `ValueError` naming what was seen and the fix."
+    if self.spec.get('input_spec'): check_input(self.spec['input_spec'], batch)
+    check_value('batch', batch_size(batch) > 0, 'an empty batch (0 examples)', 'a batch of at least one example')
     return batch
 
 # %% ../nbs/14_model.ipynb #d01fd085
@@ -376,13 +348,19 @@ def _golden(f, lo:float, hi:float, n_iter:int=20)->tuple:
     x, v = min(seen, key=lambda p: p[1] if math.isfinite(p[1]) else math.inf)
     return x, v, seen, a == a0 or b == b0
 
+# %% ../nbs/14_model.ipynb #8fe162f3
+class CalibrationError(ValueError):
+    "A post-hoc fit refused by `Director.calibrate`: `param` ('tau' or 'temperature'), the fitted `value` and the (x, NLL) pairs `seen`."
+    def __init__(self, msg:str, param:str, value:float, seen:list): super().__init__(msg); self.param, self.value, self.seen = param, value, seen
+
 def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool):
-    "Raise `ValueError` with the values seen unless x and its NLL are finite and the search did not end on an edge of `bounds`."
+    "Refuse (`ValueError` with the values seen) a non-finite x or NLL, or a search that ended on, or within 1% (log scale) of, an edge of `bounds`."
+    lo, hi = bounds; edge = edge or (math.isfinite(x) and min(abs(math.log(x / lo)), abs(math.log(hi / x))) < 0.01 * math.log(hi / lo))
     if math.isfinite(x) and math.isfinite(v) and not edge: return
-    why = f'lies on the search boundary {tuple(bounds)}' if edge else 'is not finite (nor its NLL)'
+    why = f'lies on the search boundary {tuple(bounds)}' if edge else 'is not finite' if not math.isfinite(x) else f'gives a non-finite NLL ({v})'
     vals = ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen)[::max(1, len(seen) // 8)])
-    raise ValueError(f"`{name}`: the fitted {name} = {x:.4g} {why}; validation NLL seen ({name}: NLL) {vals}. The model is unchanged. "
-                     f"Fix: widen `{name}_bounds`, check the validation data, or fit only the other parameter ({name}=False)")
+    raise CalibrationError(f"`{name}`: the fitted {name} = {x:.4g} {why}; validation NLL seen ({name}: NLL) {vals}. The model is unchanged. "
+                     f"Fix: widen `{name}_bounds`, check the validation data, or fit only the other parameter ({name}=False)", name, x, seen)
 
 # %% ../nbs/14_model.ipynb #4c2f6186
 def _hash_into(h, obj):
@@ -402,6 +380,7 @@ def _fingerprint(dl)->dict:
     _hash_into(h, items)
     return dict(n=n, sha256=h.hexdigest(), source=src)
 
+# %% ../nbs/14_model.ipynb #a2d5862d
 @patch
 def note_training_data(self:Director, dl # the training loader
                       )->dict:
@@ -414,6 +393,7 @@ def _mix_nll(lg:torch.Tensor, y:torch.Tensor, T:float)->float:
     lp = (lg / T).log_softmax(-1).gather(-1, y.expand(lg.shape[0], -1)[..., None])[..., 0]
     return -(torch.logsumexp(lp, 0) - math.log(lg.shape[0])).mean().item()
 
+# %% ../nbs/14_model.ipynb #c03eeb9f
 @patch
 def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or dict batches with labels (never the test set)
               n_samples:int=10, # S of the predictive whose NLL is minimised
@@ -477,6 +457,7 @@ def _swap_in(tmp:Path, path:Path):
         os.replace(path, old); os.replace(tmp, path); shutil.rmtree(old)
     else: os.replace(tmp, path)
 
+# %% ../nbs/14_model.ipynb #40355186
 @patch
 def save(self:Director, path:str|Path)->Path:
     "Write the checkpoint folder `path` atomically, holding its write lock: weights (safetensors), `config.json`, `checksums.json`."
@@ -532,17 +513,18 @@ def _verify(path:Path, cfg:dict, raw:bytes, blob:bytes):
 # %% ../nbs/14_model.ipynb #4482b908
 def _read_checkpoint(path:Path, verify:bool=True)->tuple:
     "(config, weights bytes) of a checkpoint folder, read consistently: retried while a concurrent save swaps the folder."
+    cfg = blob = None; wn = WEIGHTS_FILE
     for attempt in range(40):
         try:
-            raw = (path / CONFIG_FILE).read_bytes(); cfg = _read_config(path, raw)
-            wn = cfg.get('weights', WEIGHTS_FILE)
+            raw = (path / CONFIG_FILE).read_bytes(); cfg = _read_config(path, raw); wn = cfg.get('weights', WEIGHTS_FILE)
             check_value('path', isinstance(wn, str) and Path(wn).name == wn, wn, f'a checkpoint whose {CONFIG_FILE} names a weights file in its own folder')
             blob = (path / wn).read_bytes()
             if (path / CONFIG_FILE).read_bytes() == raw: break  # no save swapped the folder while we read it
         except FileNotFoundError:
-            if not any(path.parent.glob(f'.{path.name}.old-*')) or attempt == 39: break  # not a swap in progress
+            if not any(path.parent.glob(f'.{path.name}.old-*')): break  # not a swap in progress
         time.sleep(0.05)
     check_value('path', (path / CONFIG_FILE).exists(), str(path.name), f'a DIRECTOR checkpoint folder containing {CONFIG_FILE}')
+    if blob is None: raise ValueError(f"{path / wn} is missing: the checkpoint is incomplete; re-save it")
     if verify: _verify(path, cfg, raw, blob)
     return cfg, blob
 
@@ -570,6 +552,7 @@ def _load_state(d:Director, blob:bytes, path:Path, cfg:dict):
     try: d.load_state_dict(sd)
     except RuntimeError as e: raise ValueError(f"{path / CONFIG_FILE} does not describe the saved weights ({str(e).splitlines()[-1].strip()}). {fix}") from None
 
+# %% ../nbs/14_model.ipynb #ba87fdea
 @patch(cls_method=True)
 def load(cls:Director, path:str|Path, # a folder written by `Director.save`
          adapter=None, # optional adapter of the SAME teacher (checked by family and fingerprint); None rebuilds skeletons from the spec

@@ -11,7 +11,7 @@ __all__ = ['SCHEDULES', 'SELECT', 'PRECISIONS', 'PRESETS', 'TRACE_SOURCES', 'lr_
            'DistillStep', 'distill', 'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
 
 # %% ../nbs/20_train.ipynb #6a458f43
-import math, os, io, random, json, socket, subprocess, sys, tempfile, time, warnings, hashlib, pickle, zipfile, statistics
+import math, os, io, random, json, tempfile, time, warnings, hashlib, pickle, zipfile, statistics
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -28,6 +28,7 @@ from .core import (check_type, check_value, check_finite, check_loader, split_ba
                            seed_everything, atomic_write, write_lock, clean_temp, default_device, env_info, git_commit, repo_root)
 from .backbones import aux_loss, build_backbone
 from .kernel import KernelConfig
+from .repartition import adapt
 from .model import Director
 from .loss import LossConfig, DirectorLoss, loss_weights
 from .traces import TraceStore
@@ -88,7 +89,7 @@ def _all_finite(cfg):
         v = getattr(cfg, f.name)
         if isinstance(v, float): check_finite(f.name, v, 'hyper-parameters must be finite numbers')
 
-# %% ../nbs/20_train.ipynb #ba04e786
+# %% ../nbs/20_train.ipynb #bfb1f487
 SELECT = ('acc', 'nll', 'mcc')
 PRECISIONS = ('no', 'fp16', 'bf16')
 
@@ -130,7 +131,7 @@ class TrainConfig(Config):
         if self.device is not None: check_type('device', self.device, str)
         check_value('mixed_precision', self.mixed_precision in PRECISIONS, self.mixed_precision, "'no', 'fp16' or 'bf16'")
 
-# %% ../nbs/20_train.ipynb #ce76dc20
+# %% ../nbs/20_train.ipynb #1ffe37eb
 def _forwarded(cls, kw:dict, extra:dict, defaults:dict)->dict:
     "`kw` plus the `extra` settings that `cls` has; one it lacks must keep its default, else a loud error (never silently dropped)."
     have = {f.name for f in fields(cls)}
@@ -154,7 +155,7 @@ def _loss_kw(cfg)->dict:
     return _forwarded(LossConfig, kw, dict(l2=cfg.l2, n_rollouts=cfg.n_rollouts, sigma_target=cfg.sigma_target),
                       dict(l2='ce', n_rollouts=1, sigma_target='teacher'))
 
-# %% ../nbs/20_train.ipynb #b5133e59
+# %% ../nbs/20_train.ipynb #a1a10eb6
 _FINE_ENC = dict(last_k=2, freeze_embed_head=True, l1='kl', select='nll', epochs=3, lr=1e-3, warmup_epochs=0, min_lr=1e-5, wd=5e-5, bs=32,
                  depth=1, heads=None, mlp_ratio=1.0, lam_mean=0.8, lam_var=0.0, lam_ce=0.2)
 _FINE_DEC = dict(last_k=5, freeze_embed_head=True, l1='mse', select='acc', epochs=10, lr=1e-3, warmup_epochs=1, min_lr=1e-5, wd=5e-5, bs=32,
@@ -277,7 +278,7 @@ def set_rng_state(state:dict):
     random.setstate(state['python']); np.random.set_state(state['numpy']); torch.set_rng_state(state['torch'])
     if state.get('cuda') is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(state['cuda'])
 
-# %% ../nbs/20_train.ipynb #a5249bca
+# %% ../nbs/20_train.ipynb #14bdc38f
 class CheckpointError(ValueError):
     "A checkpoint has no checksum, fails it, or cannot be read."
 
@@ -295,7 +296,7 @@ def _digests(path:Path)->set|None:
 def _write_digests(path:Path, digests:list):
     with atomic_write(checksum_path(path), 'w') as f: f.write(''.join(f'{h}  {path.name}\n' for h in digests))
 
-# %% ../nbs/20_train.ipynb #39511a13
+# %% ../nbs/20_train.ipynb #0be476bb
 def save_checkpoint(obj:dict, # what to save (`torch.save`-able)
                     path:str|Path # the checkpoint file; its checksum goes to `<path>.sha256`
                    )->Path:
@@ -310,7 +311,7 @@ def save_checkpoint(obj:dict, # what to save (`torch.save`-able)
     _write_digests(path, [new])
     return path
 
-# %% ../nbs/20_train.ipynb #b0c5836a
+# %% ../nbs/20_train.ipynb #fc80620b
 _READ_ERRORS = (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile, ValueError, KeyError, AttributeError, IndexError)
 
 def load_checkpoint(path:str|Path, # a file written by `save_checkpoint`
@@ -353,7 +354,7 @@ def _score(select, probs, y):
     if select == 'mcc': m['mcc'] = _mcc(probs.argmax(1), y)
     return m, (-nll if select == 'nll' else m[select])
 
-# %% ../nbs/20_train.ipynb #34b217ae
+# %% ../nbs/20_train.ipynb #7ac8ee16
 class _Fit:
     "The state one training run carries through the engine's steps."
     def __init__(self, acc, net, opt, sched, cfg, *, stage:str, meta:dict, step, predict):
@@ -365,7 +366,7 @@ class _Fit:
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.start, self.best, self.log, self.times = 0, dict(score=-math.inf, epoch=-1, state=None), [], []
 
-# %% ../nbs/20_train.ipynb #bca484a4
+# %% ../nbs/20_train.ipynb #a9ed354f
 def _resume(f:_Fit):
     "Continue from `ckpt_dir/last.pt` when `resume` is set and it exists, refusing one written by a different run."
     if not (f.cfg.resume and (f.ck/'last.pt').exists()): return
@@ -379,7 +380,7 @@ def _resume(f:_Fit):
     f.start, f.best, f.log = st['epoch'], st['best'], st['log']
     set_rng_state(st['rng'][f.acc.process_index])
 
-# %% ../nbs/20_train.ipynb #9ac1b61c
+# %% ../nbs/20_train.ipynb #9ae29743
 def _stop_if_nonfinite(f:_Fit, ok:list, epoch:int):
     "Raise `FloatingPointError` naming the epoch and first step whose loss was NaN/inf, or the parameters that are."
     flags = torch.stack(ok)
@@ -394,7 +395,7 @@ def _stop_if_nonfinite(f:_Fit, ok:list, epoch:int):
         raise FloatingPointError(f"{f.stage}: parameters {bad[:3]} became NaN/inf during epoch {epoch} (by step {len(ok)}); the run is "
                                  "stopped and this epoch is not saved. Lower `lr` or set `grad_clip`")
 
-# %% ../nbs/20_train.ipynb #0bac66e8
+# %% ../nbs/20_train.ipynb #856cc2db
 def _train_epoch(f:_Fit, train_dl, epoch:int, bar)->tuple:
     "One pass over `train_dl`, one optimiser step per batch; `(lr, steps, mean loss terms over all processes)`."
     f.net.train()
@@ -414,7 +415,7 @@ def _train_epoch(f:_Fit, train_dl, epoch:int, bar)->tuple:
     means = f.acc.reduce(torch.stack([(sums[k] / len(ok)).to(f.acc.device) for k in sorted(sums)]), 'mean').tolist()
     return lr, len(ok), {f'train_{k}': v for k, v in zip(sorted(sums), means)}
 
-# %% ../nbs/20_train.ipynb #e904fd04
+# %% ../nbs/20_train.ipynb #345a33c9
 def _validate(f:_Fit, valid_dl, epoch:int)->tuple:
     "Metrics of the gathered validation predictions and the selection score; NaN/inf predictions stop the run."
     f.net.eval()
@@ -424,7 +425,7 @@ def _validate(f:_Fit, valid_dl, epoch:int)->tuple:
                                  "data, or a diverged model); the run is stopped and this epoch is not kept")
     return _score(f.cfg.select, probs, y)
 
-# %% ../nbs/20_train.ipynb #9896eaac
+# %% ../nbs/20_train.ipynb #a64f22f1
 def _keep_best(f:_Fit, epoch:int, lr:float, score:float):
     "Keep this epoch's weights as the best (and write `best.pt`) when it beats the best so far at a learning rate > 0."
     if not (lr > 0 and score > f.best['score']): return
@@ -441,7 +442,7 @@ def _save_last(f:_Fit, done:int):
                              rng=rngs, best=f.best, log=f.log, meta=f.meta, cfg=f.cfg.to_dict()), f.ck/'last.pt')
     f.acc.wait_for_everyone()
 
-# %% ../nbs/20_train.ipynb #f5fb10af
+# %% ../nbs/20_train.ipynb #0dd0002c
 @contextmanager
 def _folder_lock(f:_Fit):
     "Hold the write lock of `ckpt_dir` (main process) and remove orphan temporary files of killed writes."
@@ -459,7 +460,7 @@ def _finish(f:_Fit):
                               "and the model is returned untrained; use fewer warmup_epochs or more epochs")
     f.net.eval()
 
-# %% ../nbs/20_train.ipynb #7be56746
+# %% ../nbs/20_train.ipynb #ab412c19
 def _fit(f:_Fit, train_dl, valid_dl)->list:
     "The engine: resume, then per epoch train, validate and save; returns the log, `f.net` ends with the best weights."
     with _folder_lock(f):
@@ -481,7 +482,7 @@ def _fit(f:_Fit, train_dl, valid_dl)->list:
     _finish(f)
     return f.log
 
-# %% ../nbs/20_train.ipynb #acfd817f
+# %% ../nbs/20_train.ipynb #2c3365fe
 def _declared_classes(model)->int|None:
     "The number of classes a model declares: `config['n_classes']`, a HF `config.num_labels`, or `n_classes` (also on `.model`)."
     for m in (model, getattr(model, 'model', None)):
@@ -592,7 +593,7 @@ def _check_adapter(adapter, cfg):
     check_value('cfg.last_k', cfg.last_k is None or cut == cfg.last_k, cfg.last_k,
                 f"the adapter's cut (last_k={cut}): build it with adapt(model, last_k={cfg.last_k})")
 
-# %% ../nbs/20_train.ipynb #7c336779
+# %% ../nbs/20_train.ipynb #c8ff0d22
 class _StoreBatches:
     "Re-iterable `Traces` batches of a `TraceStore` on `device`, reshuffled every epoch (`set_epoch`)."
     def __init__(self, store:TraceStore, bs:int, seed:int, device): self.store, self.bs, self.seed, self.device, self.epoch = store, bs, seed, device, 0
@@ -605,7 +606,7 @@ def _in_order(dl):
     check_value('train_dl', isinstance(dl, torch.utils.data.DataLoader), type(dl).__name__, "a torch DataLoader when traces='store'")
     return torch.utils.data.DataLoader(dl.dataset, batch_size=dl.batch_size, shuffle=False, collate_fn=dl.collate_fn, num_workers=0)
 
-# %% ../nbs/20_train.ipynb #5ae41563
+# %% ../nbs/20_train.ipynb #438c7b57
 def _train_source(adapter, train_dl, cfg:DistillConfig, acc):
     "`(batches, split)`: the training batches and `split(item) -> (inputs, y, traces)`, live or from a `TraceStore`."
     if cfg.traces == 'live':
@@ -636,7 +637,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     kc = cfg.kernel_config(adapter.dim, adapter.n_steps, _teacher_heads(adapter))
     seed_everything(cfg.seed)
     d = Director.from_adapter(adapter, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head)
-    if hasattr(d, "note_training_data"): d.note_training_data(train_dl)  # the loader's fingerprint, to warn when it is used to calibrate
+    d.note_training_data(train_dl)  # the loader's fingerprint: `Director.calibrate` warns when handed the training data
     seed_everything(cfg.seed + acc.process_index)
     with eval_mode(adapter.model):
         adapter.model.to(acc.device)
@@ -653,7 +654,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     d.fit_log, d.fit_times = f.log, f.times
     return d
 
-# %% ../nbs/20_train.ipynb #0f8d357a
+# %% ../nbs/20_train.ipynb #ce28efb6
 def tiny_text_teacher(vocab:int=1000, dim:int=64, layers:int=6, seed:int=0)->nn.Module:
     "A seeded random `BertForSequenceClassification` (2 classes, 4 heads) standing in for a fine-tuned encoder, in eval mode."
     from transformers import BertConfig, BertForSequenceClassification  # deferred: transformers is slow to import
@@ -669,9 +670,10 @@ def text_loaders(n:int=160, seq:int=32, bs:int=32, vocab:int=1000, seed:int=0)->
     rows = [dict(input_ids=ids[i], attention_mask=mask[i], token_type_ids=torch.zeros(seq, dtype=torch.long), labels=ids[i, 1] % 2)
             for i in range(n)]
     k = int(0.8 * n)
-    return DataLoader(rows[:k], batch_size=bs, shuffle=True, generator=g), DataLoader(rows[k:], batch_size=bs)
+    DL = torch.utils.data.DataLoader
+    return DL(rows[:k], batch_size=bs, shuffle=True, generator=g), DL(rows[k:], batch_size=bs)
 
-# %% ../nbs/20_train.ipynb #109e0ae0
+# %% ../nbs/20_train.ipynb #652f03de
 def bench_trace_store(n:int=320, # sequences (80% train)
                       seq:int=32, bs:int=32, epochs:int=3, # sequence length, batch size, epochs per run
                       n_repeats:int=3, # live/store run pairs (interleaved)

@@ -97,7 +97,7 @@ def _ensemble(ctx)->DeepEnsemble:
     ctx.member_cost, ctx.members = (dt, peak), seeds
     return DeepEnsemble(members)
 
-# %% ../../nbs/bench/harness.ipynb #fdca80e8
+# %% ../../nbs/bench/harness.ipynb #eb902b44
 def _fit_posthoc(name, ctx):
     "(predictor, S, averaging) of a post-hoc method on the seed's backbone."
     m, S = ctx.model, ctx.n_samples
@@ -107,7 +107,7 @@ def _fit_posthoc(name, ctx):
     if name in ('mc_dropout', 'mc_dropout_last'): return MCDropout(m, n_samples=S, last_only=name == 'mc_dropout_last'), S, 'prob'
     if name == 'laplace': return LastLayerLaplace(m).fit(ctx.loaders['train']), None, None
     ens = _ensemble(ctx)
-    return ens, len(ens.models) if hasattr(ens, 'models') else len(ctx.members), 'prob'
+    return ens, len(ctx.members), 'prob'
 
 # %% ../../nbs/bench/harness.ipynb #02ad3701
 def _get_gp(ctx, name):

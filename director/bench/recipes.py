@@ -7,9 +7,9 @@ Docs: https://director-uq.github.io/director/bench/recipes.html.md"""
 # %% auto #0
 __all__ = ['DIGITS_METHODS', 'CIFAR_RECIPES', 'CIFAR_METHODS', 'TEXT_METHODS', 'VIT_B16_ID', 'QWEN_ID', 'digits_recipe',
            'digits_backbone', 'bench_digits', 'CifarRecipe', 'scaled_epochs', 'scaled_recipe', 'cifar10c_sets',
-           'bench_cifar10', 'bench_cola', 'bench_imdb', 'minilm_classifier', 'bench_cola_minilm', 'ModelNotFoundError',
-           'resolve_pretrained', 'vit_b16_setup', 'qwen_distill_config', 'qwen_setup', 'bench_vit_b16',
-           'bench_qwen_cola']
+           'bench_cifar10', 'gp_maker', 'bench_cola', 'bench_imdb', 'minilm_classifier', 'bench_cola_minilm',
+           'ModelNotFoundError', 'resolve_pretrained', 'vit_b16_setup', 'qwen_distill_config', 'qwen_setup',
+           'bench_vit_b16', 'bench_qwen_cola']
 
 # %% ../../nbs/bench/recipes.ipynb #ec4dc5de
 import os, socket, dataclasses
@@ -178,7 +178,7 @@ def _cifar_deviations(name, R, s, budget_minutes, bs, lr, mp, device, ood_set, a
     if ood_set is not None: dev.append(f"OOD set: {ood_set.variant}")
     return '; '.join(dev)
 
-# %% ../../nbs/bench/recipes.ipynb #404051e0
+# %% ../../nbs/bench/recipes.ipynb #9405614e
 CIFAR_METHODS = ('mle', 'ts', 'mc_dropout', 'mc_dropout_last', 'laplace', 'ensemble', 'director', 'director_s1')
 
 def bench_cifar10(recipe='paper', # 'paper' (GPU), 'cpu', or a `CifarRecipe`
@@ -209,7 +209,9 @@ def bench_cifar10(recipe='paper', # 'paper' (GPU), 'cpu', or a `CifarRecipe`
         PaperViT(img_size=32, patch=4, in_chans=3, n_classes=10, **R.vit)
     shift = cifar10c_sets(corruptions, c_n, c_methods, device, data_path) if corruptions else None
     return run_bench('cifar10', 'CIFAR-10', splits.variant, lambda seed: cifar_loaders(splits, bs, seed, device, ood_set, augment=augment),
-                     teacher_maker(build, tcfg, device), methods, seeds, dcfg=dcfg, n_samples=n_samples, shift=shift,
+                     teacher_maker(build, tcfg, device), methods, seeds, dcfg=dcfg, n_samples=n_samples, shift=shift, make_gp=gp_maker(
+                         lambda attn, L: PaperViT(img_size=32, patch=4, in_chans=3, n_classes=10, attn=attn, gp_layers=R.vit['depth'] if L == 'all' else L,
+                                                  **R.vit), tcfg, device),
                      ood_splits=(ood_set.meta.get('dataset', 'ood'),) if ood_set is not None else (), out=out, ckpt_dir=ckpt_dir, device=device,
                      deviations=_cifar_deviations(name, R, s, budget_minutes, bs, lr, mp, device, ood_set, augment), verbose=verbose, command=command,
                      config=dict(recipe=name, backbone=R.vit, augment=augment, train=tcfg.to_dict(), distill=dcfg.to_dict()))
@@ -233,20 +235,27 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
             note += f"; only the first {n:,} of the {len(splits[k]):,} {k} examples (short run)"; splits[k] = cut(splits[k], n)
     return splits, note
 
-# %% ../../nbs/bench/recipes.ipynb #65e99bb8
+# %% ../../nbs/bench/recipes.ipynb #51f3124a
+def gp_maker(build_gp, # build_gp(attn, gp_layers) -> a fresh backbone with GP attention in its last `gp_layers` blocks ('all': every block)
+             tcfg:TrainConfig, device=None):
+    "The `make_gp(attn, gp_layers, seed, loaders)` of a recipe: its GP backbones trained by its own stage 1, with the published (unscaled) GP regulariser."
+    return lambda attn, gp_layers, seed, loaders: teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders)
+
+# %% ../../nbs/bench/recipes.ipynb #97eaf04c
 def _text_bench(benchmark, dataset, splits, build, tcfg, dcfg, tok, opts, dev, eval_splits=('test',), text_mcc=False, config=None,
-                adapt_opts=None, dcfg_paper=None):
+                adapt_opts=None, dcfg_paper=None, build_gp=None):
     "Run a text recipe; `opts` holds the common arguments (seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)."
     o = dict(opts); seeds, methods = o.pop('seeds'), o.pop('methods')
     make_data = lambda seed: data_loaders(splits, bs=32, seed=seed, tokenizer=tok)
     return run_bench(benchmark, dataset, splits.variant, make_data, teacher_maker(build, tcfg, o['device']), methods, seeds, dcfg=dcfg,
                      dcfg_paper=dcfg_paper, eval_splits=eval_splits, text_mcc=text_mcc, deviations=dev, adapt_opts=adapt_opts, **o,
+                     make_gp=None if build_gp is None else gp_maker(build_gp, tcfg, o['device']),
                      config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), adapt=adapt_opts or {}, counts=splits.counts(), **(config or {})))
 
 def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)->dict:
     return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose, command=command)
 
-# %% ../../nbs/bench/recipes.ipynb #f945207c
+# %% ../../nbs/bench/recipes.ipynb #4cedf88a
 def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:int=100, split_seed:int=0, data_path=None,
                n_samples:int=10, out='results', ckpt_dir='runs/bench/cola', device=None, verbose:bool=True, splits=None,
                l1:str='mse', # transition loss: 'mse' (authors' code, selected on MCC) or 'kl' (Gaussian NLL, selected on validation NLL)
@@ -263,9 +272,10 @@ def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:
            f"; {epochs} backbone / {distill_epochs} DIRECTOR epochs instead of 100 / 100") + (f"; {loss_note}" if loss_note else '') + sub_note)
     return _text_bench('cola', 'CoLA', splits, lambda: cola_transformer(tok.vocab_size, pad_id=tok.pad_token_id), tcfg, dcfg, tok,
                        _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command), dev, ('test', 'ood'), True,
-                       dict(split_seed=split_seed), dcfg_paper=dcfg.replace(**_cola_loss('mse')[0]))
+                       dict(split_seed=split_seed), dcfg_paper=dcfg.replace(**_cola_loss('mse')[0]),
+                       build_gp=lambda attn, L: cola_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L))
 
-# %% ../../nbs/bench/recipes.ipynb #629b7afb
+# %% ../../nbs/bench/recipes.ipynb #e3144af7
 def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:int=20, data_path=None, n_samples:int=10,
                out='results', ckpt_dir='runs/bench/imdb', device=None, verbose:bool=True, splits=None, max_len:int=512,
                train_subset:int|None=None, test_subset:int|None=None, command:str|None=None)->list:
@@ -279,7 +289,8 @@ def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:i
         '' if (epochs, distill_epochs) == (50, 20) else f"; {epochs} backbone / {distill_epochs} DIRECTOR epochs instead of 50 / 20") +
         ('' if max_len == 512 else f"; reviews truncated to {max_len} WordPiece tokens instead of 512") + sub_note)
     return _text_bench('imdb', 'IMDB', splits, lambda: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id), tcfg, dcfg, tok,
-                       _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command), dev, config=dict(max_len=max_len))
+                       _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command), dev, config=dict(max_len=max_len),
+                       build_gp=lambda attn, L: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L))
 
 # %% ../../nbs/bench/recipes.ipynb #ab81289b
 def minilm_classifier(n_classes:int=2)->HFClassifier:
