@@ -199,7 +199,7 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=_posthoc(d, vdl, n_samples))
     return d
 
-# %% ../nbs/20a_api.ipynb #6789df6b
+# %% ../nbs/20a_api.ipynb #15247df1
 COMPARE_METHODS = ('mle', 'ts', 'ts_authors', 'mc_dropout', 'mc_dropout_last', 'laplace', 'director', 'director_s1')
 METHOD_LABELS = dict(mle='MLE', ts='TS', ts_authors='TS (authors)', mc_dropout='MC dropout', mc_dropout_last='MC dropout (last)',
                      laplace='Laplace (last layer)', director='DIRECTOR', director_s1='DIRECTOR (S=1)')
@@ -213,7 +213,7 @@ class PairLoader:
     @property
     def dataset(self): return getattr(self.dl, 'dataset', None)
 
-# %% ../nbs/20a_api.ipynb #37034219
+# %% ../nbs/20a_api.ipynb #ae290f7e
 @torch.no_grad()
 def director_predictions(d:Director, dl, # a DIRECTOR and a loader of pairs or dict batches
                          n_samples:int=10, # S
@@ -244,7 +244,7 @@ def method_metrics(method:str, pred:dict)->dict:
     "`director.metrics.evaluate` of one method's predictions; single-pass methods (MLE, TS) give their logits for an exact NLL."
     return evaluate(pred['probs'], pred['labels'], logits=pred.get('logits') if method in ('mle', 'ts', 'ts_authors') else None)
 
-# %% ../nbs/20a_api.ipynb #ed1e6363
+# %% ../nbs/20a_api.ipynb #d5225083
 @dataclass
 class Comparison:
     "What `compare` returns: the table, the paired intervals, the reliability figure, and the raw metrics and predictions."
@@ -262,7 +262,7 @@ def markdown_table(df:pd.DataFrame)->str:
     head = [df.index.name or ''] + [str(c) for c in df.columns]
     return '\n'.join('| ' + ' | '.join(r) + ' |' for r in [head, ['---'] * len(head), *rows])
 
-# %% ../nbs/20a_api.ipynb #6f9419d1
+# %% ../nbs/20a_api.ipynb #a3d24ff1
 def _intervals(preds, labels, ref, others, names, metrics, n_boot, seed)->pd.DataFrame:
     "Paired bootstrap of `ref` minus each of `others`, in paper units."
     rows = []
@@ -273,7 +273,7 @@ def _intervals(preds, labels, ref, others, names, metrics, n_boot, seed)->pd.Dat
             rows.append(dict(comparison=f"{names[ref]} − {names[o]}", metric=k, diff=r['diff'] * s, lo=r['lo'] * s, hi=r['hi'] * s))
     return pd.DataFrame(rows).set_index(['comparison', 'metric'])
 
-# %% ../nbs/20a_api.ipynb #b51b2bdc
+# %% ../nbs/20a_api.ipynb #0ecb526a
 def compare(model, # the classifier (the same one `calibrate` was given)
             d:Director, # its DIRECTOR, from `calibrate`
             valid, test, # validation data (post-hoc fits) and test data (scores), as `as_loader` takes them
@@ -308,7 +308,7 @@ def compare(model, # the classifier (the same one `calibrate` was given)
     fig = reliability_diagram({names[m]: preds[m]['probs'] for m in methods if m != 'director_s1'}, labels)
     return Comparison(table, iv, fig, mets, preds, times)
 
-# %% ../nbs/20a_api.ipynb #fde910f9
+# %% ../nbs/20a_api.ipynb #1dd2d027
 PROCESSOR_DIR = 'processor'
 
 def save_director(d:Director, path, # the DIRECTOR and its folder
@@ -332,7 +332,7 @@ def load_director(path, # a folder written by `save_director` (or `Director.save
     auto = transformers.AutoTokenizer if (pdir/'tokenizer_config.json').exists() else transformers.AutoImageProcessor
     return d, auto.from_pretrained(pdir)
 
-# %% ../nbs/20a_api.ipynb #ae2d8c56
+# %% ../nbs/20a_api.ipynb #299a5b6c
 @torch.no_grad()
 def predict_frame(d:Director, dl, # a DIRECTOR and a loader of its inputs (labels, if any, are ignored)
                   n_samples:int=10, # S

@@ -307,9 +307,11 @@ def eval_mode(model, # the model (plain callables pass through)
 @contextmanager
 def _rng_kept(dl):
     "Restore python, numpy, torch and `dl`'s own generators after the block."
+    own = list(vars(dl).values()) if hasattr(dl, '__dict__') else []  # e.g. a device-held loader's own `g`
     gens = [g for g in (getattr(dl, 'generator', None), getattr(getattr(dl, 'sampler', None), 'generator', None),
-                        getattr(getattr(getattr(dl, 'batch_sampler', None), 'sampler', None), 'generator', None))
+                        getattr(getattr(getattr(dl, 'batch_sampler', None), 'sampler', None), 'generator', None), *own)
             if isinstance(g, torch.Generator)]
+    gens = list({id(g): g for g in gens}.values())
     states, py, npy = [(g, g.get_state()) for g in gens], random.getstate(), np.random.get_state()
     try:
         with torch.random.fork_rng(devices=[]): yield

@@ -117,7 +117,7 @@ def _recipe(a, r, c):
     if r == 'qwen-cola': return bench_qwen_cola(a.model_id, a.model_path, last_k=a.last_k, probe_epochs=a.probe_epochs, epochs=a.epochs, bs=a.bs,
                                                 data_path=a.data, **c)
 
-# %% ../../nbs/bench/cli.ipynb #45232cb2
+# %% ../../nbs/bench/cli.ipynb #5469f472
 def _run(a, command):
     c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command) if hasattr(a, 'seeds') else {}
     if hasattr(a, 'methods'): c['methods'] = tuple(a.methods)
@@ -129,7 +129,7 @@ def _run(a, command):
     if r == 'compare':
         with pd.option_context('display.width', 250, 'display.max_columns', 50):
             return print(paired_preds(a.folder, a.split, a.ref, tuple(a.others), tuple(a.metrics), a.per_seed, a.n_boot, a.seed).to_string())
-    recs = _recipe(a, r, c)
+    recs = [x for x in _recipe(a, r, c) or [] if 'acc' in x['metrics']]   # the summary: in-distribution and shifted splits (OOD records have no accuracy)
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 def main(argv:list|None=None # arguments after `director bench` (default: sys.argv[1:])
