@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from .core import check_type, check_value, check_loader, split_batch, to_device
 from .backbones import build_backbone
 from .repartition import adapt
-from .model import Director
+from .model import Director, CalibrationError
 from .train import TrainConfig, DistillConfig, PRESETS, distill, gather_predictions
 from .baselines import METHODS, MLE, TemperatureScaling, MCDropout, LastLayerLaplace
 from .metrics import evaluate, scaled, paper_table, paired_bootstrap, reliability_diagram
@@ -160,12 +160,16 @@ def preset_for(ad)->str:
     return 'finetuned-encoder'
 
 def _posthoc(d:Director, vdl, n_samples:int)->str:
-    "Fit the post-hoc noise scale and temperature; a refused fit (an optimum on the search boundary) keeps the distilled model, with a warning."
-    try: d.calibrate(vdl, n_samples=n_samples)
-    except ValueError as e:
-        warnings.warn(f"the post-hoc fit was refused and the DIRECTOR is kept as distilled: {e}", stacklevel=3)
-        return 'refused'
-    return 'fitted'
+    "Fit the noise scale τ and temperature T post hoc; when τ's optimum is on its boundary, fit T alone; a refused T keeps the model, with a warning."
+    try: d.calibrate(vdl, n_samples=n_samples); return 'tau+temperature'
+    except CalibrationError as e:
+        if e.param != 'tau': return _refused(e)
+    try: d.calibrate(vdl, n_samples=n_samples, tau=False); return 'temperature'
+    except CalibrationError as e: return _refused(e)
+
+def _refused(e)->str:
+    warnings.warn(f"the post-hoc fit was refused and the DIRECTOR is kept as distilled: {e}", stacklevel=4)
+    return 'refused'
 
 def _adapt_opts(cfg:DistillConfig)->dict:
     "Adapter options a preset carries (e.g. `last_k`)."

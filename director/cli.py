@@ -61,6 +61,7 @@ def _check_arch(arch:dict):
         with torch.device('meta'): build_backbone(dict(arch))
     except (TypeError, ValueError) as e: raise ValueError(f"`arch` {arch} does not describe a backbone: {e}") from None
 
+# %% ../nbs/21_cli.ipynb #1f0ec391
 @dataclass
 class FitConfig(Config):
     "What `director fit` and `director demo` run: data, backbone, the two training recipes, evaluation."
@@ -97,11 +98,13 @@ class FitConfig(Config):
         "The data split as recorded in a saved DIRECTOR's spec, so that `director evaluate` scores the right images."
         return dict(dataset=self.dataset, split_seed=self.split_seed, valid_frac=self.valid_frac, test_frac=self.test_frac, subset=self.subset)
 
+# %% ../nbs/21_cli.ipynb #e3ee62d1
 def _with_epochs(stage:dict, epochs:int|None)->dict:
     "`stage` overrides with `epochs` (and the warm-up kept below it)."
     if epochs is None: return stage
     return {**stage, 'epochs': epochs, 'warmup_epochs': min(stage.get('warmup_epochs', 5), epochs - 1)}
 
+# %% ../nbs/21_cli.ipynb #c541d594
 def demo_config(seed:int=0, # seed of the split, the initialisation, training and sampling
                 epochs:int|None=None, # stage-1 epochs (None: the recipe's 60)
                 distill_epochs:int|None=None, # stage-2 epochs (None: the recipe's 60)
@@ -355,6 +358,7 @@ def _print_table(rec, out):
     files = [f for f in ('results.json', 'reliability.png', 'config.json', 'backbone.pt', 'director') if (Path(out)/f).exists()]
     print(f"written to {out}: {', '.join(files)}")
 
+# %% ../nbs/21_cli.ipynb #b5e8d108
 def cmd_demo(args)->int:
     "`director demo`."
     with contextlib.ExitStack() as stack:
@@ -367,6 +371,7 @@ def cmd_demo(args)->int:
     _print_table(rec, out)
     return 0
 
+# %% ../nbs/21_cli.ipynb #e0d336b2
 def _fit_config(args)->FitConfig:
     base = FitConfig(**copy.deepcopy(QUICK)) if args.quick else FitConfig()
     d = base.to_dict()
@@ -380,6 +385,7 @@ def _fit_config(args)->FitConfig:
     default_device(cfg.device)
     return cfg
 
+# %% ../nbs/21_cli.ipynb #61875dd3
 def cmd_fit(args)->int:
     "`director fit`."
     with contextlib.ExitStack() as stack:
@@ -664,14 +670,14 @@ def cmd_predict(args)->int:
 
 # %% ../nbs/21_cli.ipynb #48e73498
 def cmd_bench(argv:list)->int:
-    "`director bench ARGS`: forwards ARGS to `director.bench.cli.main`, importing the harness only now."
+    "`director bench ARGS`: forwards ARGS to `director.bench.cli.bench_main`, importing the harness only now."
     try: bench = importlib.import_module('director.bench.cli')
     except ModuleNotFoundError as e:
         if e.name not in ('director.bench', 'director.bench.cli'): raise
         print("director bench: the benchmark harness (director.bench) is not available in this installation; "
               "use `director demo` or `director calibrate`, or install a version of director that includes it.", file=sys.stderr)
         return 2
-    return int(bench.main(list(argv)) or 0)
+    return int(bench.bench_main(list(argv)) or 0)
 
 COMMANDS = dict(demo=cmd_demo, calibrate=cmd_calibrate, predict=cmd_predict, fit=cmd_fit, evaluate=cmd_evaluate)
 

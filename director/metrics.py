@@ -405,6 +405,7 @@ def paper_table(rows:dict, # {method name: raw metrics dict or `aggregate` resul
 # %% ../nbs/16_metrics.ipynb #15974a68
 BOOT_METRICS = ('acc', 'ece', 'nll', 'brier', 'mcc')
 
+# %% ../nbs/16_metrics.ipynb #85670866
 def _boot_stats(p, y, names, n_bins):
     "Per-example matrices `S[m]` (n, k): metric m on a resample with counts w is a fixed function of `w @ S[m]`."
     n, K = p.shape
@@ -422,6 +423,7 @@ def _boot_stats(p, y, names, n_bins):
             c = np.zeros((n, K*K)); c[r, y*K + p.argmax(1)] = 1.; out[m] = c
     return out
 
+# %% ../nbs/16_metrics.ipynb #336160da
 def _boot_value(m, s, total, K):
     "Metric `m` from the weighted sums `s` (B, k) of `_boot_stats` over a resample of size `total`."
     if m in ('acc', 'nll', 'brier'): return s[:, 0]/total
@@ -432,6 +434,7 @@ def _boot_value(m, s, total, K):
     den = np.sqrt((tot**2 - (q**2).sum(1))*(tot**2 - (t**2).sum(1)))
     return np.where(den > 0, (c*tot - (t*q).sum(1))/np.where(den > 0, den, 1.), 0.)
 
+# %% ../nbs/16_metrics.ipynb #60138f88
 def _boot_inputs(probs_a, probs_b, labels):
     many = isinstance(probs_a, (list, tuple))
     if many != isinstance(probs_b, (list, tuple)):
@@ -450,6 +453,7 @@ def _boot_inputs(probs_a, probs_b, labels):
             dst.append(p)
     return pa, pb, y
 
+# %% ../nbs/16_metrics.ipynb #4bd0ecb1
 def _boot_metrics(metrics):
     if isinstance(metrics, str): metrics = (metrics,)
     if isinstance(metrics, dict):
@@ -461,6 +465,29 @@ def _boot_metrics(metrics):
     if bad: raise ValueError(f"unknown metric(s) {bad}: use names from {list(BOOT_METRICS)} or pass {{name: f(probs, labels) -> float}}")
     check_value('metrics', len(metrics) >= 1, metrics, 'at least one metric')
     return {m: m for m in metrics}
+
+# %% ../nbs/16_metrics.ipynb #97f7a0f5
+def _seed_mean_diff(mets, stats, pa, pb, y, w, total, idx=None)->dict:
+    "Seed-mean metric(A) - metric(B) for the resample counts `w` (B, n) (or explicit indices `idx` for callables)."
+    n, K = pa[0].shape; out = {}
+    for k, f in mets.items():
+        if isinstance(f, str):
+            out[k] = np.mean([_boot_value(f, w @ sa[f], total, K) - _boot_value(f, w @ sb[f], total, K) for sa, sb in stats], 0)
+        else:
+            ii = [np.arange(n)] if idx is None else idx
+            out[k] = np.array([np.mean([float(f(a[i], y[i])) - float(f(b[i], y[i])) for a, b in zip(pa, pb)]) for i in ii])
+    return out
+
+# %% ../nbs/16_metrics.ipynb #61a29620
+def _boot_draws(diff, n, n_boot, seed)->dict:
+    "Resampled differences `{metric: (n_boot,)}`: `diff(w, total, idx)` on `n_boot` resamples of n examples, in memory-bounded chunks."
+    rng, chunk, draws = np.random.default_rng(seed), max(1, 2_000_000//n), {}
+    for s in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - s)
+        idx = rng.integers(0, n, (b, n))
+        w = np.bincount((idx + n*np.arange(b)[:, None]).ravel(), minlength=b*n).reshape(b, n).astype(np.float64)
+        for k, v in diff(w, n, idx).items(): draws.setdefault(k, []).append(v)
+    return {k: np.concatenate(v) for k, v in draws.items()}
 
 # %% ../nbs/16_metrics.ipynb #8c538729
 def paired_bootstrap(probs_a, # (n, C) probabilities of method A, or a list of them (one per seed)
@@ -478,35 +505,13 @@ def paired_bootstrap(probs_a, # (n, C) probabilities of method A, or a list of t
     check_type('seed', seed, int); _check_bins(n_bins)
     pa, pb, y = _boot_inputs(probs_a, probs_b, labels)
     mets = _boot_metrics(metrics)
-    n, K = pa[0].shape
-    named = [k for k, f in mets.items() if isinstance(f, str)]
-    stats = [(_boot_stats(a, y, {mets[k] for k in named}, n_bins), _boot_stats(b, y, {mets[k] for k in named}, n_bins))
-             for a, b in zip(pa, pb)]
-    def seed_mean_diff(w, total, idx=None):
-        "Seed-mean metric(A) - metric(B) for the resample counts `w` (B, n) (or explicit indices for callables)."
-        out = {}
-        for k, f in mets.items():
-            if isinstance(f, str):
-                out[k] = np.mean([_boot_value(f, w @ sa[f], total, K) - _boot_value(f, w @ sb[f], total, K) for sa, sb in stats], 0)
-            else:
-                ii = [np.arange(n)] if idx is None else idx
-                out[k] = np.array([np.mean([float(f(a[i], y[i])) - float(f(b[i], y[i])) for a, b in zip(pa, pb)]) for i in ii])
-        return out
-    full = seed_mean_diff(np.ones((1, n)), n)
-    rng, chunk = np.random.default_rng(seed), max(1, 2_000_000//n)
-    draws = {k: [] for k in mets}
-    for s in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - s)
-        idx = rng.integers(0, n, (b, n))
-        w = np.bincount((idx + n*np.arange(b)[:, None]).ravel(), minlength=b*n).reshape(b, n).astype(np.float64)
-        for k, v in seed_mean_diff(w, n, idx).items(): draws[k].append(v)
-    a = (1 - level)/2
-    res = {}
-    for k in mets:
-        d = np.concatenate(draws[k])
-        res[k] = dict(diff=float(full[k][0]), lo=float(np.quantile(d, a)), hi=float(np.quantile(d, 1 - a)),
-                      frac_a_lower=float(np.mean(d < 0)), n=n, n_seeds=len(pa), n_boot=n_boot, level=level)
-    return res
+    n = pa[0].shape[0]
+    named = {mets[k] for k, f in mets.items() if isinstance(f, str)}
+    stats = [(_boot_stats(a, y, named, n_bins), _boot_stats(b, y, named, n_bins)) for a, b in zip(pa, pb)]
+    diff = lambda w, total, idx=None: _seed_mean_diff(mets, stats, pa, pb, y, w, total, idx)
+    full, draws, a = diff(np.ones((1, n)), n), _boot_draws(diff, n, n_boot, seed), (1 - level)/2
+    return {k: dict(diff=float(full[k][0]), lo=float(np.quantile(draws[k], a)), hi=float(np.quantile(draws[k], 1 - a)),
+                    frac_a_lower=float(np.mean(draws[k] < 0)), n=n, n_seeds=len(pa), n_boot=n_boot, level=level) for k in mets}
 
 # %% ../nbs/16_metrics.ipynb #1503665f
 def paired_table(results:dict, # {row label: a `paired_bootstrap` result}

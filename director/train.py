@@ -21,6 +21,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from tqdm import tqdm
+from fastcore.basics import patch
 from accelerate import Accelerator, DataLoaderConfiguration, DistributedDataParallelKwargs
 from accelerate.state import AcceleratorState, PartialState
 from accelerate.utils import gather_object
@@ -169,8 +170,9 @@ PRESETS = MappingProxyType({k: MappingProxyType(v) for k, v in {
     'digits': {**_CIFAR, 'epochs': 60, 'bs': 64}}.items()})
 
 # %% ../nbs/20_train.ipynb #68234494
-TRACE_SOURCES = ('live', 'store')
+TRACE_SOURCES = ('live', 'store') # where `distill` reads the teacher's traces from
 
+# %% ../nbs/20_train.ipynb #1e923187
 @dataclass
 class DistillConfig(TrainConfig):
     "Stage-2 settings: the kernel (`KernelConfig` fields), the loss (`LossConfig` fields), the teacher's cut and the optimisation."
@@ -205,22 +207,32 @@ class DistillConfig(TrainConfig):
         check_value('traces', self.traces in TRACE_SOURCES, self.traces, f'one of {TRACE_SOURCES}')
         check_value('trace_dir', self.traces == 'live' or isinstance(self.trace_dir, str), self.trace_dir, "a folder (str) when traces='store'")
         KernelConfig(**_kernel_kw(self, 12 * (self.heads or 1), 1))
-    def kernel_config(self, dim:int, n_steps:int, heads:int|None=None)->KernelConfig:
-        "The `KernelConfig` for a backbone of width `dim` with `n_steps` blocks (`heads`: the backbone's, used when `self.heads` is None)."
-        return KernelConfig(**_kernel_kw(self, dim, n_steps, heads))
-    def loss_config(self)->LossConfig:
-        "The `LossConfig` of these settings."
-        return LossConfig(**_loss_kw(self))
-    @classmethod
-    def for_setting(cls, setting:str, **kw)->'DistillConfig':
-        "Settings with the paper's loss weights for `setting` (a key of `director.loss.LOSS_WEIGHTS`, e.g. 'cifar_kep'), then `kw`."
-        return cls(**{**loss_weights(setting), **kw})
-    @classmethod
-    def preset(cls, name:str, **overrides)->'DistillConfig':
-        "The recipe `PRESETS[name]` with `overrides` applied (unknown fields are refused, naming the known ones)."
-        check_type('name', name, str)
-        check_value('name', name in PRESETS, name, f"a preset name: one of {sorted(PRESETS)}")
-        return cls.from_dict({**PRESETS[name], **overrides})
+
+# %% ../nbs/20_train.ipynb #5b96704d
+@patch
+def kernel_config(self:DistillConfig, dim:int, n_steps:int, heads:int|None=None)->KernelConfig:
+    "The `KernelConfig` for a backbone of width `dim` with `n_steps` blocks (`heads`: the backbone's, used when `self.heads` is None)."
+    return KernelConfig(**_kernel_kw(self, dim, n_steps, heads))
+
+# %% ../nbs/20_train.ipynb #efb6af6e
+@patch
+def loss_config(self:DistillConfig)->LossConfig:
+    "The `LossConfig` of these settings."
+    return LossConfig(**_loss_kw(self))
+
+# %% ../nbs/20_train.ipynb #8053826a
+@patch(cls_method=True)
+def for_setting(cls:DistillConfig, setting:str, **kw)->'DistillConfig':
+    "Settings with the paper's loss weights for `setting` (a key of `director.loss.LOSS_WEIGHTS`, e.g. 'cifar_kep'), then `kw`."
+    return cls(**{**loss_weights(setting), **kw})
+
+# %% ../nbs/20_train.ipynb #0ef5f542
+@patch(cls_method=True)
+def preset(cls:DistillConfig, name:str, **overrides)->'DistillConfig':
+    "The recipe `PRESETS[name]` with `overrides` applied (unknown fields are refused, naming the known ones)."
+    check_type('name', name, str)
+    check_value('name', name in PRESETS, name, f"a preset name: one of {sorted(PRESETS)}")
+    return cls.from_dict({**PRESETS[name], **overrides})
 
 # %% ../nbs/20_train.ipynb #78575def
 def _new_accelerator(**kw)->Accelerator:

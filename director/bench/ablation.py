@@ -204,6 +204,7 @@ def _call(benchmark, seeds, candidates, references, n_samples, out, ckpt_dir, se
               ckpt_dir=None if ckpt_dir is None else str(ckpt_dir), **setup_kw)
     return f"director.bench.ablation.run_ablation({benchmark!r}, " + ', '.join(f'{k}={v!r}' for k, v in kw.items()) + ')'
 
+# %% ../../nbs/bench/ablation.ipynb #ab446dc9
 def _check_run(benchmark, seeds, candidates, references):
     check_value('benchmark', benchmark in SETUPS, benchmark, f'one of {list(SETUPS)}')
     check_value('seeds', len(seeds) >= 1 and all(isinstance(s, int) and not isinstance(s, bool) for s in seeds), seeds, 'a non-empty list of integer seeds')
@@ -211,6 +212,7 @@ def _check_run(benchmark, seeds, candidates, references):
     for r in references: check_value('references', r in REFERENCES, r, f'names from {REFERENCES}')
     check_value('references', 'mle' in references, references, "references that include 'mle' (inference time is relative to it)")
 
+# %% ../../nbs/bench/ablation.ipynb #62c62863
 def _score_one(ctx, name, fm, t_mle)->dict:
     "Score one fitted method on test and OOD (saving its outputs), time it against the MLE timing of this process, and make its record."
     st, S = ctx.setup, ctx.spec
@@ -225,6 +227,7 @@ def _score_one(ctx, name, fm, t_mle)->dict:
                        train_changes=getattr(fm, 'train_changes', None), ood=st.ood, config=st.config, n_test=len(test['labels']),
                        mle_s_per_example=t_mle, backbone_train_time_s=ctx.teacher_info.get('train_time_s'))
 
+# %% ../../nbs/bench/ablation.ipynb #d25ae887
 def run_ablation(benchmark:str='digits', # a key of `SETUPS`
                  seeds=(0,), # one backbone per seed; every candidate is distilled from it
                  candidates=CANDIDATES, # candidate names (see `candidate`)
