@@ -12,6 +12,7 @@ __all__ = ['DIGITS_RECIPE', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
 
 # %% ../nbs/20a_api.ipynb #09f784ff
 import sys, time, warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -120,7 +121,7 @@ def as_loader(data, # loader of pairs or dict batches (passed through), an `(x, 
               shuffle:bool=False, # shuffle a loader built here (seeded)
               seed:int=0, # seed of that shuffle
               labels:bool=True, # whether the data must carry labels
-              **cols)->'Iterable': # `row_collator` options: text_column, image_column, label_column, label2id, max_length
+              **cols)->Iterable: # `row_collator` options: text_column, image_column, label_column, label2id, max_length
     "A loader for `data` as users have it; loaders are returned as they are, everything else gets one."
     check_type('batch_size', batch_size, int); check_value('batch_size', batch_size >= 1, batch_size, 'an integer >= 1')
     g = torch.Generator().manual_seed(seed) if shuffle else None
