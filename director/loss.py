@@ -89,14 +89,19 @@ def l1_gauss(mus, sigmas, means, # kernel means, kernel stds, teacher means: (L,
     if mask is not None: _masked_mean(v, mask); v = torch.where(mask[None, :, :, None], v, 0)
     return v.sum() / v.shape[1]
 
+# %% ../nbs/15_loss.ipynb #93f785a9
+def _check_l2(logits, y):
+    "Logits of one (B, C) or S (S, B, C) rollouts and (B,) integer labels, or a `ValueError` naming what was seen."
+    check_type('logits', logits, torch.Tensor); check_type('y', y, torch.Tensor)
+    check_value('logits', logits.ndim in (2, 3), tuple(logits.shape), 'of shape (B, C) or (S, B, C)')
+    check_value('y', y.ndim == 1 and len(y) == logits.shape[-2] and not y.is_floating_point(), f'{y.dtype} {tuple(y.shape)}', f'an integer tensor of shape ({logits.shape[-2]},)')
+
 # %% ../nbs/15_loss.ipynb #ec94719e
 def l2_ce(logits:torch.Tensor, # (B, C) logits of one sampled rollout, or (S, B, C) of S rollouts
           y:torch.Tensor # (B,) integer labels
          )->torch.Tensor:
     "Cross-entropy of the head on sampled rollouts, averaged over examples (and samples)."
-    check_type('logits', logits, torch.Tensor); check_type('y', y, torch.Tensor)
-    check_value('logits', logits.ndim in (2, 3), tuple(logits.shape), 'of shape (B, C) or (S, B, C)')
-    check_value('y', y.ndim == 1 and len(y) == logits.shape[-2] and not y.is_floating_point(), f'{y.dtype} {tuple(y.shape)}', f'an integer tensor of shape ({logits.shape[-2]},)')
+    _check_l2(logits, y)
     if logits.ndim == 3: y = y.repeat(logits.shape[0])
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y)
 
@@ -105,9 +110,7 @@ def l2_mixture(logits:torch.Tensor, # (S, B, C) logits of S rollouts (or (B, C):
                y:torch.Tensor # (B,) integer labels
               )->torch.Tensor:
     "−log of the S-rollout predictive mixture at the label, −log(1/S Σ_s softmax(logits_s)_y), averaged over examples."
-    check_type('logits', logits, torch.Tensor); check_type('y', y, torch.Tensor)
-    check_value('logits', logits.ndim in (2, 3), tuple(logits.shape), 'of shape (B, C) or (S, B, C)')
-    check_value('y', y.ndim == 1 and len(y) == logits.shape[-2] and not y.is_floating_point(), f'{y.dtype} {tuple(y.shape)}', f'an integer tensor of shape ({logits.shape[-2]},)')
+    _check_l2(logits, y)
     lg = logits[None] if logits.ndim == 2 else logits
     lg = lg.float() if lg.dtype in (torch.float16, torch.bfloat16) else lg
     lp = lg.log_softmax(-1).gather(-1, y.expand(lg.shape[0], -1)[..., None])[..., 0]
