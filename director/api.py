@@ -6,7 +6,7 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS', 'PROCESSOR_DIR', 'Recipe', 'RowCollator',
-           'row_collator', 'as_loader', 'check_first_batch', 'preset_for', 'calibrate', 'PairLoader',
+           'row_collator', 'as_loader', 'check_first_batch', 'preset_for', 'fit_posthoc', 'calibrate', 'PairLoader',
            'director_predictions', 'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare',
            'save_director', 'load_director', 'predict_frame']
 
@@ -160,12 +160,19 @@ def preset_for(ad)->str:
         return 'vit'
     return 'finetuned-encoder'
 
-def _posthoc(d:Director, vdl, n_samples:int)->str:
-    "Fit the noise scale τ and temperature T post hoc; when τ's optimum is on its boundary, fit T alone; a refused T keeps the model, with a warning."
-    try: d.calibrate(vdl, n_samples=n_samples); return 'tau+temperature'
-    except CalibrationError as e:
-        if e.param != 'tau': return _refused(e)
-    try: d.calibrate(vdl, n_samples=n_samples, tau=False); return 'temperature'
+def fit_posthoc(d:Director, vdl, # the distilled DIRECTOR and a validation loader (never the test set)
+                n_samples:int=10, # S of the fitted predictive
+                anchor:bool=True, # mix in the frozen model (it must be attached: `Director.attach_teacher`)
+                seed:int=0 # common random numbers of the fit
+               )->str:
+    "The recommended post-hoc fit on validation. anchor: the frozen model's temperature, its weight and a common temperature scale; else τ and T (T alone when τ's optimum is on its boundary). A refused fit keeps the model, with a warning; returns what was fitted."
+    kw = dict(n_samples=n_samples, seed=seed)
+    try:
+        if anchor: d.calibrate(vdl, tau=False, temperature=False, anchor=True, **kw); return 'anchor'
+        try: d.calibrate(vdl, **kw); return 'tau+temperature'
+        except CalibrationError as e:
+            if e.param != 'tau': raise
+        d.calibrate(vdl, tau=False, **kw); return 'temperature'
     except CalibrationError as e: return _refused(e)
 
 def _refused(e)->str:
@@ -200,8 +207,8 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed)
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs)
     check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid')
-    d = distill(ad, tdl, vdl, cfg)
-    d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=_posthoc(d, vdl, n_samples))
+    d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)
+    d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=fit_posthoc(d, vdl, n_samples))
     return d
 
 # %% ../nbs/20a_api.ipynb #15247df1

@@ -308,18 +308,83 @@ def predict_samples(self:Director, batch, n_samples:int=10, generator:torch.Gene
     "Softmax probabilities (S, B, C) of S rollouts in float32, at temperature T, in eval mode without gradients."
     with evaluating(self): return _probs(self.rollout(batch, n_samples, generator, max_rows, seeds=seeds), self.temperature)
 
+# %% ../nbs/14_model.ipynb #35996b9f
+def _check_adapter(ad, spec:dict):
+    "Refuse an adapter whose family or teacher fingerprint differs from the checkpoint's."
+    if ad.family != spec.get('family'):
+        raise ValueError(f"`adapter` is of family {ad.family!r} but the checkpoint was distilled from a {spec.get('family')!r} backbone")
+    fp = ad.fingerprint()
+    if fp != spec.get('fingerprint'):
+        raise ValueError(f"`adapter` wraps a different backbone (fingerprint {fp[:12]}…) than the checkpoint's teacher "
+                         f"({str(spec.get('fingerprint'))[:12]}…); pass the same backbone, or adapter=None to load without one")
+
+# %% ../nbs/14_model.ipynb #338bcfbc
+@patch
+def _hold_teacher(self:Director, ad):
+    "Keep adapter `ad` and its model (a frozen submodule `teacher`, shared, not copied) without checking it."
+    self.teacher = ad.model.requires_grad_(False); self._teacher_ad = ad
+    return self
+
+@patch
+def attach_teacher(self:Director, ad # the adapter of the frozen model this DIRECTOR was distilled from (`director.repartition.adapt`)
+                  )->Director:
+    "Hold the frozen model (shared, not copied; its weights frozen), on which `calibrate(anchor=True)` can anchor the predictive; another backbone is refused."
+    for a in ('model', 'forward_original', 'fingerprint', 'family'):
+        check_value('ad', hasattr(ad, a), type(ad).__name__, f'an adapter from director.repartition (missing `{a}`)')
+    _check_adapter(ad, self.spec)
+    return self._hold_teacher(ad)
+
+@patch(as_prop=True)
+def has_teacher(self:Director)->bool:
+    "Whether the frozen model is attached (`attach_teacher`, or loaded with an anchored checkpoint)."
+    return getattr(self, '_teacher_ad', None) is not None
+
+# %% ../nbs/14_model.ipynb #9f4602a1
+@patch(as_prop=True)
+def anchor_weight(self:Director)->float:
+    "w, the frozen model's weight in the predictive (0 = the rollouts alone, as in the paper); set by `calibrate(anchor=True)`."
+    return float((self.spec.get('calibration') or {}).get('anchor_weight', 0.0))
+
+@patch(as_prop=True)
+def teacher_temperature(self:Director)->float:
+    "The frozen model's logit temperature inside the anchored predictive (1 until `calibrate(anchor=True)`)."
+    return float((self.spec.get('calibration') or {}).get('teacher_temperature', 1.0))
+
+_NO_TEACHER = ("this DIRECTOR's predictive is anchored on its frozen model, which is not attached: call `d.attach_teacher(adapt(model))` "
+               "with the model it was distilled from, or load the checkpoint it was saved in (it holds the model)")
+
+@patch
+def teacher_logits(self:Director, batch)->torch.Tensor:
+    "The frozen model's own logits (B, C) in float32, in eval mode without gradients."
+    check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER}')
+    with evaluating(self): return self._teacher_ad.forward_original(self.check_batch(batch)).float()
+
+# %% ../nbs/14_model.ipynb #e4e3d8ce
+@patch
+def predict_components(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
+                       seeds:list|None=None # one seed per example (see `rollout`)
+                      )->tuple:
+    "(logits (K, B, C), each divided by its temperature; weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
+    with evaluating(self): z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds).float() / self.temperature
+    S, w = z.shape[0], self.anchor_weight
+    if w == 0: return z, torch.full((S,), 1 / S, device=z.device)
+    check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER}')
+    zt = self.teacher_logits(batch) / self.teacher_temperature
+    return torch.cat([zt[None], z]), torch.tensor([w] + [(1 - w) / S] * S, device=z.device)
+
 # %% ../nbs/14_model.ipynb #4d104eb1
 @patch
 def predict_proba(self:Director, batch, n_samples:int=10,
-                  average:str='prob', # 'prob': mean of probabilities; 'logit': softmax of the mean logits
+                  average:str='prob', # 'prob': weighted mean of the components' probabilities; 'logit': softmax of their weighted mean logits
                   generator:torch.Generator|None=None, max_rows:int|None=None,
                   seeds:list|None=None # one seed per example (see `rollout`)
                  )->torch.Tensor:
-    "Predictive probabilities (B, C) in float32, averaged over `n_samples` rollouts (logits divided by T)."
+    "Predictive probabilities (B, C) in float32: the mixture of `predict_components` (the `n_samples` rollouts at T, and the frozen model when anchored)."
     check_value('average', average in ('prob', 'logit'), average, "'prob' or 'logit'")
-    with evaluating(self): lg = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds)
-    if average == 'logit': return _probs(lg.float().mean(0), self.temperature)
-    with torch.autocast(lg.device.type, enabled=False): return _probs(lg, self.temperature).mean(0).clamp_(0, 1)
+    z, w = self.predict_components(batch, n_samples, generator, max_rows, seeds)
+    with torch.autocast(z.device.type, enabled=False):
+        if average == 'logit': return _probs((w[:, None, None] * z).sum(0))
+        return (w[:, None, None] * _probs(z)).sum(0).clamp_(0, 1)
 
 # %% ../nbs/14_model.ipynb #891d19d3
 def _entropy(p:torch.Tensor)->torch.Tensor: return -torch.special.xlogy(p, p).sum(-1)
@@ -328,10 +393,11 @@ def _entropy(p:torch.Tensor)->torch.Tensor: return -torch.special.xlogy(p, p).su
 def uncertainty(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
                 seeds:list|None=None # one seed per example (see `rollout`)
                )->dict:
-    "Per-input predictive entropy, expected entropy, mutual information (nats), and the averaged probabilities."
-    ps = self.predict_samples(batch, n_samples, generator, max_rows, seeds)
-    pbar = ps.mean(0)
-    pe, ee = _entropy(pbar), _entropy(ps).mean(0)
+    "Per-input predictive entropy, expected entropy, mutual information (nats) and probabilities of the mixture of `predict_components`."
+    z, w = self.predict_components(batch, n_samples, generator, max_rows, seeds)
+    ps = _probs(z)
+    pbar = (w[:, None, None] * ps).sum(0)
+    pe, ee = _entropy(pbar), (w[:, None] * _entropy(ps)).sum(0)
     return dict(predictive_entropy=pe, expected_entropy=ee, mutual_information=(pe - ee).clamp_min(0), probs=pbar)
 
 # %% ../nbs/14_model.ipynb #4b806d11
@@ -393,21 +459,60 @@ def _mix_nll(lg:torch.Tensor, y:torch.Tensor, T:float)->float:
     lp = (lg / T).log_softmax(-1).gather(-1, y.expand(lg.shape[0], -1)[..., None])[..., 0]
     return -(torch.logsumexp(lp, 0) - math.log(lg.shape[0])).mean().item()
 
+def _anchor_nll(zt:torch.Tensor, zs:torch.Tensor, y:torch.Tensor, w:float, c:float)->float:
+    "Mean −log(w·softmax(zt/c)_y + (1−w)/S Σ_s softmax(zs_s/c)_y) of temperature-divided logits zt (n, C) and zs (S, n, C)."
+    S = zs.shape[0]
+    lp = (torch.cat([zt[None], zs]) / c).log_softmax(-1).gather(-1, y.expand(S + 1, -1)[..., None])[..., 0]
+    lw = torch.tensor([w] + [(1 - w) / S] * S, dtype=lp.dtype, device=lp.device).log()
+    return -torch.logsumexp(lp + lw[:, None], 0).mean().item()
+
+def _fit_anchor(zt, zs, y, bounds:tuple, n_iter:int, n_grid:int=51)->tuple:
+    "(w, c, NLL, seen, edge): the weight w on a grid of [0, 1], each with its best common scale c of both temperatures (golden search on log c)."
+    best = None
+    for w in (k / (n_grid - 1) for k in range(n_grid)):
+        c, v, seen, edge = _golden(lambda c: _anchor_nll(zt, zs, y, w, c), *bounds, n_iter)
+        if best is None or v < best[2]: best = (w, c, v, seen, edge)
+    return best
+
+# %% ../nbs/14_model.ipynb #83a5a79d
+_ANCHOR_KEYS = ('anchor_weight', 'teacher_temperature', 'anchor_scale')
+
+@patch
+def _valid_nll(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows)->float:
+    "Validation NLL of the current predictive (anchored or not), with the common random numbers of `calibrate`."
+    dev = y.device
+    p = torch.cat([self.predict_proba(to_device(x, dev), n, generator=torch.Generator(device=dev).manual_seed(seed + i), max_rows=max_rows) for i, (x, _) in enumerate(data)])
+    return -p.gather(1, y[:, None]).clamp_min(1e-12).log().mean().item()
+
+@patch
+def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, temperature_bounds:tuple, scale_bounds:tuple, n_iter:int, dev)->dict:
+    "Fit the frozen model's temperature (its own validation NLL), then the weight w and a common scale c of both temperatures; refuse edges."
+    zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
+    Tf, v, seen, edge = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
+    _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge)
+    w, c, v, seen, edge = _fit_anchor(zt / Tf, zs, y, scale_bounds, n_iter)
+    _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge)
+    return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
+
 # %% ../nbs/14_model.ipynb #c03eeb9f
 @patch
 def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or dict batches with labels (never the test set)
               n_samples:int=10, # S of the predictive whose NLL is minimised
               tau:bool=True, # fit the noise scale τ
               temperature:bool=True, # fit the logit temperature T
+              anchor:bool=False, # then mix in the frozen model (needs `attach_teacher`): fit its temperature, its weight w and a common scale
               seed:int=0, # common random numbers: batch i always gets the noise of seed + i
               tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.), # search intervals (lo, hi), lo > 0
+              scale_bounds:tuple=(1/4, 4.), # search interval of the common temperature scale of the anchored mixture
               n_iter:int=20, # golden-section steps per search
               max_rows:int|None=None)->Director:
-    "Fit the noise scale τ and the logit temperature T on validation NLL of the S-sample predictive; stored in `spec['calibration']`."
-    n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool); check_type('seed', seed, int)
-    check_value('tau', tau or temperature, (tau, temperature), 'True, or temperature=True (there is nothing to fit)')
+    "Fit the noise scale τ, the logit temperature T and (anchor=True) the frozen model's share, on validation NLL of the predictive; stored in `spec['calibration']`."
+    n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool); check_type('anchor', anchor, bool)
+    check_type('seed', seed, int)
+    check_value('tau', tau or temperature or anchor, (tau, temperature, anchor), 'True, or temperature=True or anchor=True (there is nothing to fit)')
+    if anchor: check_value('teacher', self.has_teacher, None, 'attached for anchor=True: call `d.attach_teacher(adapt(model))` first')
     check_type('n_iter', n_iter, int); check_value('n_iter', n_iter >= 1, n_iter, 'an integer >= 1')
-    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds)):
+    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds)):
         ok = isinstance(b, (tuple, list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in b) and 0 < b[0] < b[1]
         check_value(k, ok, b, 'a pair (lo, hi) of finite numbers with 0 < lo < hi')
     check_loader(valid_dl, self.n_classes, 'valid_dl')
@@ -417,19 +522,24 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     dev = next(self.parameters()).device; data = [split_batch(b) for b in valid_dl]; y = torch.cat([yb for _, yb in data]).to(dev)
     cal0, tau0, T0 = self.spec.get('calibration'), self.noise_scale, self.temperature
     def logits(t):
-        self.spec['calibration'] = {**(cal0 or {}), 'tau': t}
+        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS}, 'tau': t}
         with evaluating(self): return torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
-        before = _mix_nll(logits(tau0), y, T0)
+        before = self._valid_nll(data, y, n, seed, max_rows) if cal0 else _mix_nll(logits(tau0), y, T0)
         tau_fit, v, seen, edge = _golden(lambda t: fit_T(logits(t))[1], *tau_bounds, n_iter) if tau else (tau0, 0., [], False)
         if tau: _refuse_fit('tau', tau_fit, v, tau_bounds, seen, edge)
         T_fit, after, seen, edge = fit_T(logits(tau_fit))
         if temperature: _refuse_fit('temperature', T_fit, after, temperature_bounds, seen, edge)
+        extra = self._fit_anchor(data, y, logits(tau_fit) / T_fit, temperature_bounds, scale_bounds, n_iter, dev) if anchor else {}
     finally:
         if cal0 is None: self.spec.pop('calibration', None)
         else: self.spec['calibration'] = cal0
-    self.spec['calibration'] = dict(tau=tau_fit, temperature=T_fit, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    if anchor: T_fit, after = T_fit * extra['anchor_scale'], extra.pop('valid_nll')
+    self.spec['calibration'] = dict(tau=tau_fit, temperature=T_fit, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    if anchor and extra['anchor_weight'] == 1:
+        warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so the predictive is the "
+                      "temperature-scaled model alone; check the distillation (its validation accuracy) or use `anchor=False`", UserWarning, stacklevel=2)
     return self
 
 # %% ../nbs/14_model.ipynb #43a92756
@@ -437,7 +547,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
 def checkpoint_config(self:Director, weights_sha256:str|None=None)->dict:
     "The JSON-able config stored beside the weights."
     return dict(format='director', format_version=FORMAT_VERSION, director_version=director.__version__, kernel=self.kernel_cfg.to_dict(),
-                adapter=self.spec, n_classes=self.n_classes, frozen_embed_head=self.frozen_embed_head, max_rows=self.max_rows,
+                adapter=self.spec, n_classes=self.n_classes, frozen_embed_head=self.frozen_embed_head, max_rows=self.max_rows, teacher=self.has_teacher,
                 weights=WEIGHTS_FILE, weights_sha256=weights_sha256)
 
 # %% ../nbs/14_model.ipynb #10ee473a
@@ -528,16 +638,6 @@ def _read_checkpoint(path:Path, verify:bool=True)->tuple:
     if verify: _verify(path, cfg, raw, blob)
     return cfg, blob
 
-# %% ../nbs/14_model.ipynb #35996b9f
-def _check_adapter(ad, spec:dict):
-    "Refuse an adapter whose family or teacher fingerprint differs from the checkpoint's."
-    if ad.family != spec.get('family'):
-        raise ValueError(f"`adapter` is of family {ad.family!r} but the checkpoint was distilled from a {spec.get('family')!r} backbone")
-    fp = ad.fingerprint()
-    if fp != spec.get('fingerprint'):
-        raise ValueError(f"`adapter` wraps a different backbone (fingerprint {fp[:12]}…) than the checkpoint's teacher "
-                         f"({str(spec.get('fingerprint'))[:12]}…); pass the same backbone, or adapter=None to load without one")
-
 # %% ../nbs/14_model.ipynb #c7ce9ef7
 def _load_state(d:Director, blob:bytes, path:Path, cfg:dict):
     "Load the weights into `d`, explaining a config that does not describe them (e.g. an edited kernel depth)."
@@ -559,7 +659,7 @@ def load(cls:Director, path:str|Path, # a folder written by `Director.save`
          device:str|torch.device|None='cpu', # where to put the model
          verify:bool=True # check every file against its checksum; False only for files you trust
         )->Director:
-    "Load a checkpoint written by `Director.save`, without the backbone; refuses damaged files, mismatched adapters and other formats."
+    "Load a checkpoint written by `Director.save` (with the frozen model when it was saved anchored); refuses damaged files, mismatched adapters and other formats."
     path = Path(check_type('path', path, (str, Path))); check_type('verify', verify, bool)
     cfg, blob = _read_checkpoint(path, verify); spec = cfg['adapter']
     if adapter is not None: _check_adapter(adapter, spec)
@@ -567,6 +667,7 @@ def load(cls:Director, path:str|Path, # a folder written by `Director.save`
     except (TypeError, ValueError, KeyError) as e: raise ValueError(f"{path / CONFIG_FILE}: the kernel config is invalid ({e}); restore the file or re-save the checkpoint") from None
     skel = adapter if adapter is not None else adapter_from_spec(spec)
     d = cls(skel.embed_module(), TransitionKernel(kc), skel.head_module(), spec, max_rows=cfg.get('max_rows'))
+    if cfg.get('teacher'): d._hold_teacher(skel)
     _load_state(d, blob, path, cfg)
     if cfg.get('frozen_embed_head'): d.freeze_embed_head()
     return d.to(device).eval()

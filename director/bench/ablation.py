@@ -10,7 +10,7 @@ __all__ = ['PARTS', 'REFERENCES', 'CANDIDATES', 'SETUPS', 'Candidate', 'candidat
            'fit_reference', 'fit_candidate', 'save_outputs', 'run_ablation']
 
 # %% ../../nbs/bench/ablation.ipynb #94ed184f
-import sys, json, time, math, shlex, dataclasses
+import sys, copy, json, time, math, shlex, dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
@@ -38,9 +38,10 @@ class Candidate:
     train:tuple = () # (field, value) pairs of `DistillConfig` changed from the authors' recipe
     tau:bool = False # fit the noise scale τ on validation NLL (`Director.calibrate`)
     temperature:bool = False # fit a logit temperature on validation NLL
+    anchor:bool = False # mix the frozen model into the predictive, its share fitted on validation NLL (`Director.calibrate(anchor=True)`)
     extension:tuple = () # labels of what goes beyond the paper (empty: the authors' recipe)
     @property
-    def posthoc(self)->bool: return self.tau or self.temperature
+    def posthoc(self)->bool: return self.tau or self.temperature or self.anchor
 
 # %% ../../nbs/bench/ablation.ipynb #2fd46ec8
 _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the mean (extension of the authors' recipe)",
@@ -48,7 +49,8 @@ _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the
           tau="noise scale tau fitted after training on validation NLL (extension)",
           shared="per-example shared component of the step noise, which survives pooling (extension)",
           free_sigma="sigma trained on the kernel's own free-rollout error, weight 0.2 (extension)",
-          temp="logit temperature on DIRECTOR's predictive, fitted on validation NLL (extension)")
+          temp="logit temperature on DIRECTOR's predictive, fitted on validation NLL (extension)",
+          anchor="the frozen model mixed into the predictive: its temperature, its weight w and a common temperature scale fitted on validation NLL (extension)")
 _T = dict(kl=(('l1', 'kl'),), mixture=(('l2', 'mixture'), ('n_rollouts', 4)), shared=(('noise', 'shared'),),
           free_sigma=(('sigma_target', 'free'), ('lam_var', 0.2)))
 
@@ -60,12 +62,12 @@ def candidate(name:str)->Candidate:
     bad = [p for p in parts if p not in _X]
     check_value('name', not bad and len(set(parts)) == len(parts), name, f"'director_paper' or parts from {list(_X)} joined by '+', each once")
     train = tuple(kv for p in parts for kv in _T.get(p, ()))
-    return Candidate(train, 'tau' in parts, 'temp' in parts, tuple(_X[p] for p in parts))
+    return Candidate(train, 'tau' in parts, 'temp' in parts, 'anchor' in parts, tuple(_X[p] for p in parts))
 
 PARTS = tuple(_X)
 REFERENCES = ('mle', 'ts') # the backbone itself and converged temperature scaling
 CANDIDATES = ('director_paper', 'tau', 'temp', 'tau+temp', 'kl+mixture', 'kl+mixture+tau+temp', 'kl', 'mixture', 'shared', 'free_sigma',
-              'kl+mixture+shared+free_sigma', 'kl+mixture+shared+free_sigma+tau+temp')
+              'kl+mixture+shared+free_sigma', 'kl+mixture+shared+free_sigma+tau+temp', 'anchor', 'temp+anchor', 'tau+temp+anchor', 'mixture+temp+anchor')
 
 # %% ../../nbs/bench/ablation.ipynb #bf3dbaa1
 def shifted_digits(x:torch.Tensor, # standardised digit images (N, 1, 8, 8), e.g. the test split of `director.data.load_digits`
@@ -112,12 +114,13 @@ SETUPS = MappingProxyType(dict(digits=digits_setup))
 def _entropy(p:torch.Tensor)->torch.Tensor: return -(p * p.clamp_min(1e-12).log()).sum(-1)
 
 def director_outputs(d:Director, loader, n_samples:int=10, seed:int=0)->dict:
-    "probs (S-sample predictive at the fitted τ and T), probs1 (its first sample: the S=1 predictive), per-example mutual information, labels."
+    "probs (the S-sample predictive at the fitted τ, T and anchor), probs1 (the S=1 predictive: its first rollout, with the frozen model when anchored), per-example mutual information, labels."
     out = dict(probs=[], probs1=[], mi=[], labels=[])
     for i, (x, y) in enumerate(loader):
-        ps = d.predict_samples(x, n_samples, generator=torch.Generator().manual_seed(seed * 100_003 + i))
-        pbar = ps.mean(0)
-        for k, v in zip(out, (pbar, ps[0], (_entropy(pbar) - _entropy(ps).mean(0)).clamp_min(0), y)): out[k].append(v)
+        z, w = d.predict_components(x, n_samples, generator=torch.Generator().manual_seed(seed * 100_003 + i))
+        ps = z.softmax(-1); pbar = (w[:, None, None] * ps).sum(0)
+        p1 = w[0] * ps[0] + (1 - w[0]) * ps[1] if len(w) > n_samples else ps[0]
+        for k, v in zip(out, (pbar, p1, (_entropy(pbar) - (w[:, None] * _entropy(ps)).sum(0)).clamp_min(0), y)): out[k].append(v)
     return {k: torch.cat(v) for k, v in out.items()}
 
 def baseline_outputs(b, loader)->dict:
@@ -178,13 +181,14 @@ def fit_candidate(ctx:SimpleNamespace, name:str)->SimpleNamespace:
     c, S = candidate(name), ctx.n_samples
     d, info = distilled(ctx, c.train)
     d.spec.pop('calibration', None)
+    if c.anchor: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model))
     fit_s = info['train_time_s']
     refused = None
     if c.posthoc:
-        try: _, dt, _, _ = timed(lambda: d.calibrate(ctx.loaders['valid'], n_samples=S, tau=c.tau, temperature=c.temperature, seed=ctx.seed))
+        try: _, dt, _, _ = timed(lambda: d.calibrate(ctx.loaders['valid'], n_samples=S, tau=c.tau, temperature=c.temperature, anchor=c.anchor, seed=ctx.seed))
         except ValueError as e: refused, dt = str(e), 0.  # a fit on the search boundary: kept uncalibrated, and the record says so
         fit_s += dt
-    return SimpleNamespace(predict=lambda x: d.predict_samples(x, S), outputs=lambda dl: director_outputs(d, dl, S, ctx.seed), n_samples=S,
+    return SimpleNamespace(predict=lambda x: d.predict_proba(x, S), outputs=lambda dl: director_outputs(d, dl, S, ctx.seed), n_samples=S,
                            average='prob', n_params=n_params(d), fit_s=fit_s, fitted=dict(d.spec.get('calibration') or {}, **({'refused': refused} if refused else {})), extension=list(c.extension),
                            train_changes=dict(c.train))
 

@@ -9,7 +9,7 @@ __all__ = ['GP_METHODS', 'save_model', 'load_model', 'teacher_maker', 'fit_metho
            'ShiftSets', 'run_bench']
 
 # %% ../../nbs/bench/harness.ipynb #ce36505a
-import sys, json, time, shlex
+import sys, copy, json, time, shlex
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -139,12 +139,22 @@ def _distilled(ctx, name)->tuple:
 
 # %% ../../nbs/bench/harness.ipynb #bcb4fb19
 def _director_predict(d, S, seed):
-    "predict(batch) -> (mean of probabilities, softmax of mean logits) over S rollouts, seeded per call."
+    "predict(batch) -> (weighted mean of probabilities, softmax of weighted mean logits) of `Director.predict_components`, seeded per call."
     g = torch.Generator().manual_seed(seed)
     def f(batch):
-        with evaluating(d): lg = d.rollout(batch, S, generator=g).float()
-        return lg.softmax(-1).mean(0), lg.mean(0).softmax(-1)
+        z, w = d.predict_components(batch, S, generator=g); w = w[:, None, None]
+        return (w * z.softmax(-1)).sum(0), (w * z).sum(0).softmax(-1)
     return f
+
+def _recommended(ctx, d, info)->tuple:
+    "(DIRECTOR, info) of 'director' / 'director_s1': a copy of the distilled model, anchored on the backbone and fitted post hoc on validation; once per seed."
+    if 'director:posthoc' not in ctx.cache:
+        from director.api import fit_posthoc
+        dr = copy.deepcopy(d).attach_teacher(adapt(_unwrap(ctx.model), **ctx.adapt_opts))
+        post, dt, _, _ = timed(lambda: fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed), ctx.device)
+        ctx.cache['director:posthoc'] = (dr.eval(), dict(info, train_time_s=info['train_time_s'] + dt, posthoc=post, posthoc_s=dt,
+                                                      fitted={k: v for k, v in dr.spec.get('calibration', {}).items() if isinstance(v, (int, float))}))
+    return ctx.cache['director:posthoc']
 
 def _baseline_predict(pred, S, seed):
     "predict(batch) for a baseline: both averaging conventions (its own first) for sampling methods with logits, else its probabilities."
@@ -171,8 +181,9 @@ def fit_method(name:str, # one of `METHODS`
                   info.get('train_time_s'), info.get('train_bytes'))
     if name.startswith('director'):
         d, info = _distilled(ctx, name)
-        S = 1 if name == 'director_s1' else ctx.n_samples
-        return fm(_director_predict(d, S, ctx.seed), S, 'prob', n_params(d), info['train_time_s'], info.get('train_bytes'), epoch_s=info.get('epoch_s'))
+        if name != 'director_paper': d, info = _recommended(ctx, d, info)
+        S, post = 1 if name == 'director_s1' else ctx.n_samples, {k: info[k] for k in ('posthoc', 'fitted') if k in info}
+        return fm(_director_predict(d, S, ctx.seed), S, 'prob', n_params(d), info['train_time_s'], info.get('train_bytes'), epoch_s=info.get('epoch_s'), **post)
     (pred, S, avg), dt, peak, _ = timed(lambda: _fit_posthoc(name, ctx), ctx.device)
     if name == 'ensemble': dt, peak = ctx.member_cost
     if name == 'mle': dt, peak = ctx.teacher_info.get('train_time_s'), ctx.teacher_info.get('train_bytes')
@@ -238,6 +249,7 @@ def _record(ctx, name, fm, split, mets, alt, pr, **kw)->dict:
     "The record of method `name` on one scored split of the context's seed."
     extra = dict(metrics_alt=alt, average_alt='logit' if fm.average == 'prob' else 'prob') if alt is not None else {}
     if name == 'ensemble': extra['members'] = fm.members
+    extra.update({k: getattr(fm, k) for k in ('posthoc', 'fitted') if getattr(fm, k, None) is not None})
     S = ctx.spec
     return make_record(kw.pop('benchmark', S.benchmark), kw.pop('dataset', S.dataset), kw.pop('variant', S.variant), split, name, ctx.seed,
                        mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s, pr.throughput,
