@@ -142,12 +142,14 @@ def results_table(records:list, # records from `load_records` / `run_bench`
 
 # %% ../../nbs/bench/report.ipynb #95c9201c
 def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
-    "Cost columns averaged over seeds: parameters, fit time, inference throughput, peak memory, S, device."
-    rows = {}
+    "Cost columns averaged over seeds: parameters, fit time, inference throughput, inference time per example relative to the seed's MLE (timed in the same run), peak memory, S, device."
+    rows, base = {}, {(r.get('variant'), r.get('split'), r['seed']): r.get('throughput') for r in records if r['method'] == 'mle'}
+    rel = lambda r: (base.get((r.get('variant'), r.get('split'), r['seed'])) or np.nan) / (r.get('throughput') or np.nan)
     for key, rs in _groups(records, by).items():
         mem = lambda k: np.nanmean([((r.get('peak_memory') or {}).get(k) or np.nan) for r in rs]) / 2**20
         rows[key] = {'params': rs[0].get('n_params'), 'S': rs[0].get('n_samples') or 1, 'fit time (s)': np.nanmean([r.get('train_time_s') or np.nan for r in rs]),
                      'throughput (samples/s)': np.nanmean([r.get('throughput') or np.nan for r in rs]),
+                     'time per example ×MLE': np.nanmean([rel(r) for r in rs]),
                      'peak train memory (MiB)': mem('train_bytes'), 'peak inference memory (MiB)': mem('infer_bytes'), 'device': rs[0].get('device')}
     tab = pd.DataFrame.from_dict(rows, orient='index')
     tab.index = pd.MultiIndex.from_tuples(list(rows), names=list(by))
