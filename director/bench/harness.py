@@ -21,7 +21,7 @@ from ..backbones import n_params
 from ..repartition import adapt
 from ..model import Director, evaluating
 from ..metrics import evaluate, ood_metrics, mcc, mcc_per_batch
-from ..baselines import METHODS, HFClassifier, MLE, TemperatureScaling, MCDropout, DeepEnsemble, LastLayerLaplace, GPBackbone
+from ..baselines import METHODS, METHOD_DOCS, HFClassifier, MLE, TemperatureScaling, MCDropout, DeepEnsemble, LastLayerLaplace, GPBackbone
 from ..data import dist_rank
 from ..train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .cost import PeakMemory, timed, epoch_times, _sync
@@ -250,6 +250,7 @@ def _record(ctx, name, fm, split, mets, alt, pr, **kw)->dict:
     extra = dict(metrics_alt=alt, average_alt='logit' if fm.average == 'prob' else 'prob') if alt is not None else {}
     if name == 'ensemble': extra['members'] = fm.members
     extra.update({k: getattr(fm, k) for k in ('posthoc', 'fitted') if getattr(fm, k, None) is not None})
+    if name in ('director', 'director_s1'): extra['extension'] = [METHOD_DOCS['director']]  # beyond the paper: the anchored predictive
     S = ctx.spec
     return make_record(kw.pop('benchmark', S.benchmark), kw.pop('dataset', S.dataset), kw.pop('variant', S.variant), split, name, ctx.seed,
                        mets, fm.n_samples, fm.average, fm.n_params, fm.fit_s, pr.throughput,
