@@ -466,7 +466,7 @@ def _anchor_nll(zt:torch.Tensor, zs:torch.Tensor, y:torch.Tensor, w:float, c:flo
     lw = torch.tensor([w] + [(1 - w) / S] * S, dtype=lp.dtype, device=lp.device).log()
     return -torch.logsumexp(lp + lw[:, None], 0).mean().item()
 
-def _fit_anchor(zt, zs, y, bounds:tuple, n_iter:int, n_grid:int=51)->tuple:
+def _anchor_grid(zt, zs, y, bounds:tuple, n_iter:int, n_grid:int=51)->tuple:
     "(w, c, NLL, seen, edge): the weight w on a grid of [0, 1], each with its best common scale c of both temperatures (golden search on log c)."
     best = None
     for w in (k / (n_grid - 1) for k in range(n_grid)):
@@ -490,7 +490,7 @@ def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, tempe
     zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
     Tf, v, seen, edge = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
     _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge)
-    w, c, v, seen, edge = _fit_anchor(zt / Tf, zs, y, scale_bounds, n_iter)
+    w, c, v, seen, edge = _anchor_grid(zt / Tf, zs, y, scale_bounds, n_iter)
     _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge)
     return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
 
