@@ -372,11 +372,11 @@ def aggregate(records:list # one flat metrics dict per seed (same keys)
 
 # %% ../nbs/16_metrics.ipynb #08e82eb2
 SCALES = dict(acc=100, ece=100, mce=100, aece=100, cw_ece=100, nll=10, brier=100, aurc=1000, eaurc=1000, auroc=100,
-              aupr_success=100, aupr_error=100, fpr95=100, fpr95_first=100, aupr_in=100, aupr_out=100, mcc=100, mcc_per_batch=100)
-_UNIT = {100: '%', 10: '×10', 1000: '×1000'}
+              aupr_success=100, aupr_error=100, fpr95=100, fpr95_first=100, aupr_in=100, aupr_out=100, mcc=100, mcc_per_batch=100, mean_mi=1, mean_mi_id=1)
+_UNIT = {100: '%', 10: '×10', 1000: '×1000', 1: 'nats'}
 _NAMES = dict(acc='ACC', ece='ECE', mce='MCE', aece='aECE', cw_ece='cwECE', nll='NLL', brier='Brier', aurc='AURC', eaurc='E-AURC',
               auroc='AUROC', aupr_success='AUPR-succ', aupr_error='AUPR-err', fpr95='FPR95', fpr95_first='FPR95 (first)',
-              aupr_in='AUPR-In', aupr_out='AUPR-Out', mcc='MCC', mcc_per_batch='MCC (per batch)')
+              aupr_in='AUPR-In', aupr_out='AUPR-Out', mcc='MCC', mcc_per_batch='MCC (per batch)', mean_mi='mean MI', mean_mi_id='mean MI (ID)')
 
 def _scale_of(k):
     base = k.split('/')[-1]
