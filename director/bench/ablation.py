@@ -29,7 +29,7 @@ from ..train import distill
 from ..backbones import n_params
 from ..api import DIGITS_RECIPE
 from .cost import time_fn, timed, epoch_times
-from .harness import teacher_maker, preds_path, save_preds
+from .harness import teacher_maker, preds_path, save_preds, mutual_information
 from .report import make_record, save_record, record_path
 
 # %% ../../nbs/bench/ablation.ipynb #d09658dd
@@ -168,8 +168,6 @@ def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epoch
 SETUPS = MappingProxyType(dict(digits=digits_setup, **{'cola-minilm': cola_minilm_setup, 'cifar10': cifar10_setup}))
 
 # %% ../../nbs/bench/ablation.ipynb #bbc7fdc9
-def _entropy(p:torch.Tensor)->torch.Tensor: return -(p * p.clamp_min(1e-12).log()).sum(-1)
-
 def director_outputs(d:Director, loader, n_samples:int=10, seed:int=0)->dict:
     "probs (the S-sample predictive at the fitted τ, T and anchor), probs1 (the S=1 predictive: its first rollout, with the frozen model when anchored), per-example mutual information, labels."
     out = dict(probs=[], probs1=[], mi=[], labels=[])
@@ -177,7 +175,7 @@ def director_outputs(d:Director, loader, n_samples:int=10, seed:int=0)->dict:
         z, w = d.predict_components(x, n_samples, generator=torch.Generator().manual_seed(seed * 100_003 + i))
         ps = z.softmax(-1); pbar = (w[:, None, None] * ps).sum(0)
         p1 = w[0] * ps[0] + (1 - w[0]) * ps[1] if len(w) > n_samples else ps[0]
-        for k, v in zip(out, (pbar, p1, (_entropy(pbar) - (w[:, None] * _entropy(ps)).sum(0)).clamp_min(0), y)): out[k].append(v)
+        for k, v in zip(out, (pbar, p1, mutual_information(ps, w), y)): out[k].append(v)
     return {k: torch.cat(v) for k, v in out.items()}
 
 def baseline_outputs(b, loader)->dict:
