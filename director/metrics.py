@@ -275,12 +275,12 @@ def _ood_scores(p, lg=None):
     if lg is not None: s['energy'] = logsumexp(lg, axis=1)
     return s
 
-def _check_mi(mi, n, name):
-    "A 1-d array of n finite, non-negative mutual informations (round-off below 0 down to -1e-6 is clipped to 0)."
+def _check_mi(mi, n, name, what='mutual informations (nats), e.g. `Director.uncertainty(...)["mutual_information"]`'):
+    "A 1-d array of n finite, non-negative per-example uncertainties (round-off below 0 down to -1e-6 is clipped to 0)."
     x = _to_numpy(mi, name).astype(np.float64)
     if x.ndim != 1 or len(x) != n: raise ValueError(f"shape mismatch: `{name}` has shape {x.shape} but the probabilities have {n} rows; pass one value per example")
     check_value(name, np.isfinite(x).all() and (x >= -1e-6).all(), f'min {x[np.isfinite(x)].min() if np.isfinite(x).any() else None}, finite: {bool(np.isfinite(x).all())}',
-                'finite, non-negative mutual informations (nats), e.g. `Director.uncertainty(...)["mutual_information"]`')
+                f'finite, non-negative {what}')
     return x.clip(0)
 
 def _ood_block(s_id, s_ood, tpr=0.95):
@@ -297,18 +297,24 @@ def ood_metrics(probs_id, # (n_id, C) predictive probabilities on the ID test se
                 logits_ood=None, # optional (n_ood, C) logits, for the energy score
                 tpr:float=0.95, # ID true-positive rate at which the FPR is read, any real in (0, 1] (e.g. 1)
                 mi_id=None, # optional (n_id,) mutual information of a sampled predictive (nats), for the `mi` score
-                mi_ood=None # optional (n_ood,) mutual information on the OOD set
+                mi_ood=None, # optional (n_ood,) mutual information on the OOD set
+                residual_id=None, # optional (n_id,) transition residuals (`Director.transition_residual`), for the `residual` score
+                residual_ood=None # optional (n_ood,) transition residuals on the OOD set
                )->dict:
-    "OOD AUROC / AUPR-In / AUPR-Out / FPR95 per score (`msp`, `entropy`, `energy` with logits, `mi` with mutual information) and the MSP–entropy `avg`; ID = positive."
+    "OOD AUROC / AUPR-In / AUPR-Out / FPR95 per score (`msp`, `entropy`, `energy` with logits, `mi` with mutual information, `residual` with transition residuals) and the MSP–entropy `avg`; ID = positive."
     pi, po = check_probs(probs_id, 'probs_id'), check_probs(probs_ood, 'probs_ood')
     if pi.shape[1] != po.shape[1]: raise ValueError(f"shape mismatch: `probs_id` has {pi.shape[1]} classes but `probs_ood` has {po.shape[1]}")
     if (logits_id is None) != (logits_ood is None): raise ValueError('pass both `logits_id` and `logits_ood` (for the energy score) or neither')
     if (mi_id is None) != (mi_ood is None): raise ValueError('pass both `mi_id` and `mi_ood` (for the mutual-information score) or neither')
+    if (residual_id is None) != (residual_ood is None): raise ValueError('pass both `residual_id` and `residual_ood` (for the transition-residual score) or neither')
     check_value('tpr', isinstance(tpr, numbers.Real) and not isinstance(tpr, bool) and 0 < tpr <= 1, tpr, 'a real number in (0, 1]')
     li = lo = None
     if logits_id is not None: li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood', False)
     si, so = _ood_scores(pi, li), _ood_scores(po, lo)
     if mi_id is not None: si['mi'], so['mi'] = -_check_mi(mi_id, len(pi), 'mi_id'), -_check_mi(mi_ood, len(po), 'mi_ood')
+    if residual_id is not None:
+        what = 'transition residuals, e.g. `Director.transition_residual(batch)`'
+        si['residual'], so['residual'] = -_check_mi(residual_id, len(pi), 'residual_id', what), -_check_mi(residual_ood, len(po), 'residual_ood', what)
     out = dict(positive='in-distribution (label 1)')
     res = {k: _ood_block(si[k], so[k], tpr) for k in si}
     for k, r in res.items(): out.update({f'{k}/{m}': v for m, v in r.items()})

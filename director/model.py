@@ -542,6 +542,26 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
                       "temperature-scaled model alone; check the distillation (its validation accuracy) or use `anchor=False`", UserWarning, stacklevel=2)
     return self
 
+# %% ../nbs/14_model.ipynb #0101b537
+_NO_TEACHER_RESIDUAL = ("the transition residual scores the frozen model's own feature path, and no frozen model is attached: call "
+                        "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from")
+
+@patch
+def transition_residual(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+                        max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
+                       )->torch.Tensor:
+    "Per-input novelty score (B,) in float32: the kernel mean's squared one-step error on the frozen model's feature path, per real token and feature, summed over the L steps."
+    check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER_RESIDUAL}')
+    with evaluating(self):
+        tr = self._teacher_ad.traces(self.check_batch(batch))
+        xs = torch.stack(tr.xs)
+        mus, _ = self.teacher_forced(xs, tr.ctx, max_rows)
+        err = (xs[1:].float() - mus.float()).pow(2).mean(-1)  # (L, B, N)
+        mask = (tr.ctx or {}).get('mask')
+        if mask is None: return err.mean(-1).sum(0)
+        keep = mask.to(err.dtype)
+        return ((err * keep).sum(-1) / keep.sum(-1)).sum(0)
+
 # %% ../nbs/14_model.ipynb #43a92756
 @patch
 def checkpoint_config(self:Director, weights_sha256:str|None=None)->dict:

@@ -169,13 +169,14 @@ SETUPS = MappingProxyType(dict(digits=digits_setup, **{'cola-minilm': cola_minil
 
 # %% ../../nbs/bench/ablation.ipynb #bbc7fdc9
 def director_outputs(d:Director, loader, n_samples:int=10, seed:int=0)->dict:
-    "probs (the S-sample predictive at the fitted τ, T and anchor), probs1 (the S=1 predictive: its first rollout, with the frozen model when anchored), per-example mutual information, labels."
-    out = dict(probs=[], probs1=[], mi=[], labels=[])
+    "probs (the S-sample predictive at the fitted τ, T and anchor), probs1 (the S=1 predictive: its first rollout, with the frozen model when anchored), per-example mutual information, labels; and the transition residual where the frozen model is attached."
+    out = dict(probs=[], probs1=[], mi=[], labels=[], **({'residual': []} if d.has_teacher else {}))
     for i, (x, y) in enumerate(loader):
         z, w = d.predict_components(x, n_samples, generator=torch.Generator().manual_seed(seed * 100_003 + i))
         ps = z.softmax(-1); pbar = (w[:, None, None] * ps).sum(0)
         p1 = w[0] * ps[0] + (1 - w[0]) * ps[1] if len(w) > n_samples else ps[0]
-        for k, v in zip(out, (pbar, p1, mutual_information(ps, w), y)): out[k].append(v)
+        for k, v in zip(('probs', 'probs1', 'mi', 'labels'), (pbar, p1, mutual_information(ps, w), y)): out[k].append(v)
+        if d.has_teacher: out['residual'].append(d.transition_residual(x))
     return {k: torch.cat(v) for k, v in out.items()}
 
 def baseline_outputs(b, loader)->dict:
@@ -191,13 +192,15 @@ def per_example_seconds(predict, loader, n_repeat:int=3, max_batches:int|None=No
 
 # %% ../../nbs/bench/ablation.ipynb #2d430f10
 def ablation_metrics(test:dict, ood:dict, n_bins:int=15)->dict:
-    "ACC, ECE, NLL, Brier, misclassification AUROC, OOD AUROC by MSP and by mutual information, mean MI, and the S=1 numbers, from `*_outputs`."
+    "ACC, ECE, NLL, Brier, misclassification AUROC, OOD AUROC by MSP, by mutual information and (where there is one) by transition residual, mean MI, and the S=1 numbers, from `*_outputs`."
     m = {k: v for k, v in evaluate(test['probs'], test['labels'], n_bins).items() if k in ('acc', 'ece', 'nll', 'brier', 'auroc', 'aurc')}
     m['ood_auroc_msp'] = ood_metrics(test['probs'], ood['probs'])['msp/auroc']
     mi_id, mi_ood = test['mi'].double().numpy(), ood['mi'].double().numpy()
     informative = mi_id.max() > 0 or mi_ood.max() > 0
     m['ood_auroc_mi'] = float(roc_auc_score(np.r_[np.ones(len(mi_id)), np.zeros(len(mi_ood))], -np.r_[mi_id, mi_ood])) if informative else float('nan')
     m.update(mean_mi=float(mi_id.mean()), mean_mi_ood=float(mi_ood.mean()))
+    if 'residual' in test and 'residual' in ood:
+        m['ood_auroc_residual'] = ood_metrics(test['probs'], ood['probs'], residual_id=test['residual'], residual_ood=ood['residual'])['residual/auroc']
     s1 = evaluate(test['probs1'], test['labels'], n_bins)
     m.update({f's1_{k}': s1[k] for k in ('acc', 'ece', 'nll', 'brier')})
     return m
@@ -249,10 +252,11 @@ def fit_candidate(ctx:SimpleNamespace, name:str)->SimpleNamespace:
 
 # %% ../../nbs/bench/ablation.ipynb #d65d899b
 def save_outputs(path, out:dict)->Path:
-    "Write probs (float16), the S=1 probs, per-example MI and labels as one `.npz` (what `director.bench.report.load_preds` reads)."
+    "Write probs (float16), the S=1 probs, per-example MI, labels and, where there is one, the transition residual as one `.npz` (what `director.bench.report.load_preds` reads)."
     from director.core import atomic_write
     a = dict(probs=out['probs'].numpy().astype(np.float16), probs1=out['probs1'].numpy().astype(np.float16),
              mi=out['mi'].numpy().astype(np.float32), labels=out['labels'].numpy().astype(np.int64))
+    if 'residual' in out: a['residual'] = out['residual'].numpy().astype(np.float32)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, 'wb') as f: np.savez_compressed(f, **a)
     return Path(path)

@@ -147,11 +147,12 @@ def mutual_information(p:torch.Tensor, # (K, B, C) probabilities of K predictive
     return (H((w[:, None, None] * p).sum(0)) - (w[:, None] * H(p)).sum(0)).clamp_min(0)
 
 def _director_predict(d, S, seed):
-    "predict(batch) -> (weighted mean of probabilities, softmax of weighted mean logits, mutual information) of `Director.predict_components`, seeded per call."
+    "predict(batch) -> (weighted mean of probabilities, softmax of weighted mean logits, mutual information, transition residual or None) of `Director.predict_components`, seeded per call; the residual where the frozen model is attached."
     g = torch.Generator().manual_seed(seed)
     def f(batch):
         z, w = d.predict_components(batch, S, generator=g); p = z.float().softmax(-1)
-        return (w[:, None, None] * p).sum(0), (w[:, None, None] * z).sum(0).softmax(-1), mutual_information(p, w)
+        r = d.transition_residual(batch) if d.has_teacher else None
+        return (w[:, None, None] * p).sum(0), (w[:, None, None] * z).sum(0).softmax(-1), mutual_information(p, w), r
     return f
 
 def _recommended(ctx, d, info)->tuple:
@@ -200,25 +201,27 @@ def fit_method(name:str, # one of `METHODS`
               grad=name == 'laplace', **extra)
 
 # %% ../../nbs/bench/harness.ipynb #b7c5ea88
-def predict_split(predict, # predict(batch) -> probs (B, C), (probs, probs_other_convention) or (probs, other or None, mutual information (B,))
+def predict_split(predict, # predict(batch) -> probs (B, C), (probs, probs_other_convention), (probs, other or None, mutual information (B,)) or (..., transition residual (B,) or None)
                   loader, # loader of (batch, y)
                   device, # device the batches are moved to
                   grad:bool=False # allow autograd (some Laplace predictives need it)
                  )->SimpleNamespace:
-    "Probabilities (and the other averaging convention and the mutual information, if given), labels, wall time and peak memory over a loader."
+    "Probabilities (and the other averaging convention, the mutual information and the transition residual, if given), labels, wall time and peak memory over a loader."
     device = torch.device(device)
-    ps, alts, mis, ys = [], [], [], []
+    ps, alts, mis, res, ys = [], [], [], [], []
     with PeakMemory(device) as pm, torch.set_grad_enabled(grad):
         _sync(device); t0 = time.perf_counter()
         for batch, y in loader:
             out = predict(to_device(batch, device))
-            p, a, mi = (*out, None)[:3] if isinstance(out, tuple) else (out, None, None)
+            p, a, mi, r = (*out, None, None)[:4] if isinstance(out, tuple) else (out, None, None, None)
             ps.append(p.detach().float().cpu()); ys.append(y.cpu())
             if a is not None: alts.append(a.detach().float().cpu())
             if mi is not None: mis.append(mi.detach().float().cpu())
+            if r is not None: res.append(r.detach().float().cpu())
         _sync(device); dt = time.perf_counter() - t0
     y = torch.cat(ys)
-    return SimpleNamespace(probs=torch.cat(ps), alt=torch.cat(alts) if alts else None, mi=torch.cat(mis) if mis else None, labels=y,
+    return SimpleNamespace(probs=torch.cat(ps), alt=torch.cat(alts) if alts else None, mi=torch.cat(mis) if mis else None,
+                           residual=torch.cat(res) if res else None, labels=y,
                            seconds=dt, throughput=len(y) / dt,
                            peak_bytes=pm.peak_bytes, memory_method=pm.method)
 
@@ -230,7 +233,7 @@ def _score(pr, text_mcc, mi=None):
     return m
 
 def _scores(fm, preds, eval_splits, ood_splits, text_mcc):
-    "(split, metrics, alt metrics, prediction) for every scored split; OOD splits against the ID test predictions (and by mutual information where there is one)."
+    "(split, metrics, alt metrics, prediction) for every scored split; OOD splits against the ID test predictions (and by mutual information and transition residual where there are)."
     out, two = [], fm.n_samples is not None and fm.n_samples > 1
     for s in eval_splits:
         pr = preds[s]
@@ -240,7 +243,8 @@ def _scores(fm, preds, eval_splits, ood_splits, text_mcc):
     for s in ood_splits:
         pr, te = preds[s], preds['test']
         mi = dict(mi_id=te.mi, mi_ood=pr.mi) if te.mi is not None and pr.mi is not None else {}
-        means = dict(mean_mi=float(pr.mi.double().mean()), mean_mi_id=float(te.mi.double().mean())) if mi else {}
+        if getattr(te, 'residual', None) is not None and getattr(pr, 'residual', None) is not None: mi.update(residual_id=te.residual, residual_ood=pr.residual)
+        means = dict(mean_mi=float(pr.mi.double().mean()), mean_mi_id=float(te.mi.double().mean())) if 'mi_id' in mi else {}
         alt = {**strip(ood_metrics(te.alt, pr.alt, **mi)), **means} if pr.alt is not None and two else None
         out.append((f'ood:{s}', {**strip(ood_metrics(te.probs, pr.probs, **mi)), **means}, alt, pr))
     return out
@@ -251,10 +255,11 @@ def preds_path(root, benchmark:str, split:str, method:str, seed:int)->Path:
     return Path(root)/benchmark/'preds'/f"{split.replace(':', '-')}_{method}_seed{seed}.npz"
 
 def save_preds(path, pr)->Path:
-    "Write a prediction's probabilities (float16), labels and, when given, the other averaging convention and the mutual information (float32), atomically."
+    "Write a prediction's probabilities (float16), labels and, when given, the other averaging convention, the mutual information and the transition residual (float32), atomically."
     arrays = dict(probs=pr.probs.numpy().astype(np.float16), labels=pr.labels.numpy().astype(np.int64))
     if pr.alt is not None: arrays['alt'] = pr.alt.numpy().astype(np.float16)
     if getattr(pr, 'mi', None) is not None: arrays['mi'] = pr.mi.numpy().astype(np.float32)
+    if getattr(pr, 'residual', None) is not None: arrays['residual'] = pr.residual.numpy().astype(np.float32)
     with atomic_write(path, 'wb') as f: np.savez_compressed(f, **arrays)
     return Path(path)
 
