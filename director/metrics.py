@@ -275,9 +275,9 @@ def _ood_scores(p, lg=None):
     if lg is not None: s['energy'] = logsumexp(lg, axis=1)
     return s
 
-def _check_mi(mi, n, name, what='mutual informations (nats), e.g. `Director.uncertainty(...)["mutual_information"]`'):
+def _check_score(x, n, name, what='mutual informations (nats), e.g. `Director.uncertainty(...)["mutual_information"]`'):
     "A 1-d array of n finite, non-negative per-example uncertainties (round-off below 0 down to -1e-6 is clipped to 0)."
-    x = _to_numpy(mi, name).astype(np.float64)
+    x = _to_numpy(x, name).astype(np.float64)
     if x.ndim != 1 or len(x) != n: raise ValueError(f"shape mismatch: `{name}` has shape {x.shape} but the probabilities have {n} rows; pass one value per example")
     check_value(name, np.isfinite(x).all() and (x >= -1e-6).all(), f'min {x[np.isfinite(x)].min() if np.isfinite(x).any() else None}, finite: {bool(np.isfinite(x).all())}',
                 f'finite, non-negative {what}')
@@ -311,10 +311,10 @@ def ood_metrics(probs_id, # (n_id, C) predictive probabilities on the ID test se
     li = lo = None
     if logits_id is not None: li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood', False)
     si, so = _ood_scores(pi, li), _ood_scores(po, lo)
-    if mi_id is not None: si['mi'], so['mi'] = -_check_mi(mi_id, len(pi), 'mi_id'), -_check_mi(mi_ood, len(po), 'mi_ood')
+    if mi_id is not None: si['mi'], so['mi'] = -_check_score(mi_id, len(pi), 'mi_id'), -_check_score(mi_ood, len(po), 'mi_ood')
     if residual_id is not None:
         what = 'transition residuals, e.g. `Director.transition_residual(batch)`'
-        si['residual'], so['residual'] = -_check_mi(residual_id, len(pi), 'residual_id', what), -_check_mi(residual_ood, len(po), 'residual_ood', what)
+        si['residual'], so['residual'] = -_check_score(residual_id, len(pi), 'residual_id', what), -_check_score(residual_ood, len(po), 'residual_ood', what)
     out = dict(positive='in-distribution (label 1)')
     res = {k: _ood_block(si[k], so[k], tpr) for k in si}
     for k, r in res.items(): out.update({f'{k}/{m}': v for m, v in r.items()})

@@ -242,11 +242,11 @@ def _scores(fm, preds, eval_splits, ood_splits, text_mcc):
     strip = lambda d: {k: v for k, v in d.items() if not isinstance(v, str)}
     for s in ood_splits:
         pr, te = preds[s], preds['test']
-        mi = dict(mi_id=te.mi, mi_ood=pr.mi) if te.mi is not None and pr.mi is not None else {}
-        if getattr(te, 'residual', None) is not None and getattr(pr, 'residual', None) is not None: mi.update(residual_id=te.residual, residual_ood=pr.residual)
-        means = dict(mean_mi=float(pr.mi.double().mean()), mean_mi_id=float(te.mi.double().mean())) if 'mi_id' in mi else {}
-        alt = {**strip(ood_metrics(te.alt, pr.alt, **mi)), **means} if pr.alt is not None and two else None
-        out.append((f'ood:{s}', {**strip(ood_metrics(te.probs, pr.probs, **mi)), **means}, alt, pr))
+        extra = dict(mi_id=te.mi, mi_ood=pr.mi) if te.mi is not None and pr.mi is not None else {}  # per-example OOD scores beyond MSP / entropy
+        if getattr(te, 'residual', None) is not None and getattr(pr, 'residual', None) is not None: extra.update(residual_id=te.residual, residual_ood=pr.residual)
+        means = dict(mean_mi=float(pr.mi.double().mean()), mean_mi_id=float(te.mi.double().mean())) if 'mi_id' in extra else {}
+        alt = {**strip(ood_metrics(te.alt, pr.alt, **extra)), **means} if pr.alt is not None and two else None
+        out.append((f'ood:{s}', {**strip(ood_metrics(te.probs, pr.probs, **extra)), **means}, alt, pr))
     return out
 
 # %% ../../nbs/bench/harness.ipynb #c1bd1b51
