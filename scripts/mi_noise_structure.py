@@ -58,6 +58,11 @@ def outputs(d, loader, residuals, structure, tau, alpha, r_mean, seed, S=10):
         P.append(ps.mean(0)); MI.append(mutual_information(ps, torch.full((S,), 1 / S)))
     return torch.cat(P), torch.cat(MI)
 
+for seed in a.seeds:  # refuse before any work: without a saved model, the setup below would train one
+    ck = Path(a.ckpt_dir)/f'seed{seed}'
+    missing = [n for n in ('backbone.pt', 'backbone_info.json', 'director') if not (ck/n).exists()]
+    if missing: raise SystemExit(f"{ck} lacks {', '.join(missing)}: make them with `director bench cifar10 --recipe cpu --no-augment --epochs 24 "
+                                 f"--distill-epochs 8 --seeds {seed} --methods director --ckpt-dir {a.ckpt_dir}` first")
 su = cifar10_setup(n_test=a.n, n_valid=a.n)
 rows = []
 for seed in a.seeds:
