@@ -111,9 +111,10 @@ def _fit_posthoc(name, ctx):
 
 # %% ../../nbs/bench/harness.ipynb #02ad3701
 def _get_gp(ctx, name):
-    "Train (once per seed) the GP-attention backbone of GP method `name` with `ctx.make_gp(attn, gp_layers, seed, loaders)`; cached in `ctx`."
-    check_value('make_gp', ctx.make_gp is not None, None, f"a callable make_gp(attn, gp_layers, seed, loaders) when {name!r} is run")
-    if name not in ctx.cache: ctx.cache[name] = ctx.make_gp(*GP_METHODS[name], ctx.seed, ctx.loaders)
+    "The GP-attention backbone of GP method `name`, from `ctx.make_gp(attn, gp_layers, seed, loaders, ckpt)`: saved in (and resumed from) `<ckpt root>/seed<k>/<name>`; cached in `ctx`."
+    check_value('make_gp', ctx.make_gp is not None, None, f"a callable make_gp(attn, gp_layers, seed, loaders, ckpt) when {name!r} is run")
+    ck = None if ctx.ckpt_root is None else Path(ctx.ckpt_root)/f'seed{ctx.seed}'/name
+    if name not in ctx.cache: ctx.cache[name] = ctx.make_gp(*GP_METHODS[name], ctx.seed, ctx.loaders, ck)
     return ctx.cache[name]
 
 def _director_cfg(ctx, name)->tuple:
@@ -335,7 +336,7 @@ def _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift):
     check_value('eval_splits', 'test' in eval_splits or not ood_splits, eval_splits, "splits that include 'test' when `ood_splits` are scored against it")
     if any(m.startswith('director') for m in methods): check_type('dcfg', dcfg, DistillConfig)
     gp = [m for m in methods if m in GP_METHODS]
-    check_value('make_gp', not gp or callable(make_gp), make_gp, f"a callable make_gp(attn, gp_layers, seed, loaders) to run the GP methods {gp}")
+    check_value('make_gp', not gp or callable(make_gp), make_gp, f"a callable make_gp(attn, gp_layers, seed, loaders, ckpt) to run the GP methods {gp}")
     if shift is not None: check_type('shift', shift, ShiftSets)
 
 def _context(spec, seed, make_data, make_teacher, root, device, **kw)->SimpleNamespace:
@@ -394,7 +395,7 @@ def run_bench(benchmark:str, # results sub-folder
               config:dict|None=None, # recipe settings stored in every record
               command:str|None=None, # the command that made the records (default: this process's `sys.argv`)
               verbose:bool=True, # one line per record
-              make_gp=None # make_gp(attn, gp_layers, seed, loaders) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
+              make_gp=None # make_gp(attn, gp_layers, seed, loaders, ckpt) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)

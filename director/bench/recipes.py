@@ -61,12 +61,12 @@ def digits_backbone(dim:int=64, depth:int=4, heads:int=4, mlp_ratio:int=2, dropo
 
 # %% ../../nbs/bench/recipes.ipynb #3c791e61
 def _digits_gp(R, tcfg, device, gp_aux_weight):
-    "make_gp(attn, gp_layers, seed, loaders) of the digits recipe: the same ViT with GP attention, trained with its regulariser."
-    def make_gp(attn, gp_layers, seed, loaders):
+    "make_gp(attn, gp_layers, seed, loaders, ckpt) of the digits recipe: the same ViT with GP attention, trained with its regulariser."
+    def make_gp(attn, gp_layers, seed, loaders, ckpt):
         A = R.arch; L = A['depth'] if gp_layers == 'all' else gp_layers
         w = (gp_aux_weight if gp_aux_weight is not None else 1 / len(loaders['train'].dataset)) if attn == 'sgpa' else tcfg.aux_weight
         build = lambda: digits_backbone(A['dim'], A['depth'], A['heads'], A['mlp_dim'] // A['dim'], A['dropout'], attn=attn, gp_layers=L)
-        return teacher_maker(build, tcfg.replace(aux_weight=w), device)(seed, loaders)
+        return teacher_maker(build, tcfg.replace(aux_weight=w), device)(seed, loaders, ckpt)
     return make_gp
 
 def _digits_deviations(R, methods, gp_aux_weight)->str:
@@ -238,8 +238,8 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
 # %% ../../nbs/bench/recipes.ipynb #51f3124a
 def gp_maker(build_gp, # build_gp(attn, gp_layers) -> a fresh backbone with GP attention in its last `gp_layers` blocks ('all': every block)
              tcfg:TrainConfig, device=None):
-    "The `make_gp(attn, gp_layers, seed, loaders)` of a recipe: its GP backbones trained by its own stage 1, with the published (unscaled) GP regulariser."
-    return lambda attn, gp_layers, seed, loaders: teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders)
+    "The `make_gp(attn, gp_layers, seed, loaders, ckpt)` of a recipe: its GP backbones trained by its own stage 1, with the published (unscaled) GP regulariser."
+    return lambda attn, gp_layers, seed, loaders, ckpt=None: teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders, ckpt)
 
 # %% ../../nbs/bench/recipes.ipynb #97eaf04c
 def _text_bench(benchmark, dataset, splits, build, tcfg, dcfg, tok, opts, dev, eval_splits=('test',), text_mcc=False, config=None,
