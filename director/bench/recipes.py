@@ -62,7 +62,7 @@ def digits_backbone(dim:int=64, depth:int=4, heads:int=4, mlp_ratio:int=2, dropo
 # %% ../../nbs/bench/recipes.ipynb #3c791e61
 def _digits_gp(R, tcfg, device, gp_aux_weight):
     "make_gp(attn, gp_layers, seed, loaders, ckpt) of the digits recipe: the same ViT with GP attention, trained with its regulariser."
-    def make_gp(attn, gp_layers, seed, loaders, ckpt):
+    def make_gp(attn, gp_layers, seed, loaders, ckpt=None):
         A = R.arch; L = A['depth'] if gp_layers == 'all' else gp_layers
         w = (gp_aux_weight if gp_aux_weight is not None else 1 / len(loaders['train'].dataset)) if attn == 'sgpa' else tcfg.aux_weight
         build = lambda: digits_backbone(A['dim'], A['depth'], A['heads'], A['mlp_dim'] // A['dim'], A['dropout'], attn=attn, gp_layers=L)
