@@ -257,7 +257,8 @@ def _warmup(epochs:int)->int:
     return 5 if epochs >= 20 else epochs // 5
 
 def _warm_note(epochs, distill_epochs)->str:
-    short = [f"{w} of {e} {n} epochs" for e, n in ((epochs, 'backbone'), (distill_epochs, 'DIRECTOR')) if e < 20 for w in (_warmup(e),)]
+    "The deviation note of the stages whose warm-up `_warmup` shortened ('' when both keep the paper's 5 epochs)."
+    short = [f"{_warmup(e)} of {e} {n} epochs" for e, n in ((epochs, 'backbone'), (distill_epochs, 'DIRECTOR')) if e < 20]
     return '' if not short else "; warm-up shortened to " + ', '.join(short) + " (paper: 5)"
 
 def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)->dict:
