@@ -405,7 +405,7 @@ def _fit_la(self:LastLayerLaplace, train_dl, # loader of (batch, y) training pai
     if self.prior == 'val_nll' and valid_dl is None: raise ValueError("`valid_dl` is required with prior='val_nll' (a loader of (batch, y) validation pairs)")
     if valid_dl is not None: check_loader(valid_dl, None, 'valid_dl')
     self.last_layer, self.layer, feats, ys = _feature_cache(self.model, train_dl, 'train_dl', self.last_layer)
-    head = nn.Sequential(copy.deepcopy(self.layer)).eval()
+    head = nn.Sequential(copy.deepcopy(self.layer)).eval().requires_grad_(True) # a private copy: laplace-torch takes the trainable parameters, so a frozen model works too
     la = Laplace(head, 'classification', subset_of_weights='last_layer', hessian_structure=self.hessian_structure, last_layer_name='0')
     la.fit(DataLoader(TensorDataset(feats, ys), batch_size=bs))
     with warnings.catch_warnings():
