@@ -10,7 +10,7 @@ __all__ = ['RECORD_KEYS', 'PAPER_METRICS', 'HIGHER_BETTER', 'REFERENCE_METHODS',
            'plot_metric', 'plot_tradeoff', 'load_preds', 'paired_preds', 'results_root', 'read_records', 'not_run',
            'higher_better', 'method_values', 'best_method', 'seed_diff', 'seed_table', 'say', 'key_name', 'headline',
            'target_table', 'bootstrap_lines', 'preds_reliability', 'deviation_list', 'corruption_records',
-           'corruption_paired', 'recipe_lines']
+           'corruption_paired', 'recipe_lines', 'anchor_weights']
 
 # %% ../../nbs/bench/report.ipynb #c44d4e85
 import os, re, json, time, warnings
@@ -509,3 +509,12 @@ def recipe_lines(recs:list, # records (those without a `config` are skipped)
         if w: by.setdefault(w, []).append(r['seed'])
     return Markdown('\n'.join(f"- seed{'s' if len(s) > 1 else ''} {', '.join(map(str, sorted(s)))}: {w}" for w, s in by.items())
                     or f'*No `{method}` record on the {split} split holds its configuration.*')
+
+# %% ../../nbs/bench/report.ipynb #7e680823
+def anchor_weights(recs:list, # records
+                   split:str='test' # records of one split (the fit is shared by every split of a seed)
+                  )->pd.DataFrame|None:
+    "Per seed: the fitted weight w of the frozen model, its temperature and the validation NLL before and after the fit (None without anchored `director` records)."
+    rows = {r['seed']: {k: r['fitted'].get(k) for k in ('anchor_weight', 'teacher_temperature', 'valid_nll_before', 'valid_nll_after')}
+            for r in recs if r['method'] == 'director' and r['split'] == split and r.get('posthoc') == 'anchor'}
+    return pd.DataFrame.from_dict(rows, orient='index').rename_axis('seed').sort_index().round(3) if rows else None
