@@ -44,31 +44,62 @@ def _malloc_trim():
     try: ctypes.CDLL('libc.so.6').malloc_trim(0)
     except (OSError, AttributeError): pass
 
+def _hwm_reset()->bool:
+    "Reset the kernel's peak-RSS counter of this process (Linux: write 5 to /proc/self/clear_refs); False where that is not possible."
+    try:
+        with open('/proc/self/clear_refs', 'w') as f: f.write('5')
+        return _hwm() is not None
+    except OSError: return False
+
+def _hwm()->int|None:
+    "The peak RSS the kernel recorded since the last reset (VmHWM, bytes), or None where /proc lacks it."
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'): return int(line.split()[1]) * 1024
+    except (OSError, ValueError): pass
+    return None
+
 # %% ../../nbs/bench/cost.ipynb #edfda2a4
+_ACTIVE = []  # the PeakMemory contexts now open, outermost first
+
 class PeakMemory:
-    "Context manager: `peak_bytes` added inside it (CUDA allocator peak on a GPU, sampled RSS growth on a CPU) and the `method` used."
+    "Context manager: `peak_bytes` added inside it and the `method` used (CUDA allocator peak on a GPU; the kernel's peak RSS on Linux; sampled RSS elsewhere). Contexts may nest."
     def __init__(self, device=None, # the device whose memory is measured (default: `default_device()`)
-                 interval:float=5e-4): # CPU sampling period in seconds
+                 interval:float=5e-4): # sampling period in seconds, where the kernel's peak counter cannot be reset
         self.device = device if isinstance(device, torch.device) else default_device(device)
-        self.interval, self.peak_bytes = interval, None
-        self.method = 'torch.cuda.max_memory_allocated' if self.device.type == 'cuda' else 'rss-sampler'
+        self.interval, self.peak_bytes, self.method = interval, None, None
+    def _read(self):
+        "The resettable peak counter's value now (bytes)."
+        return torch.cuda.max_memory_allocated(self.device) if self.method.startswith('torch.cuda') else _hwm()
     def _sample(self):
         while not self._stop.is_set():
             self._peak = max(self._peak, _rss()); self._stop.wait(self.interval)
     def __enter__(self):
         gc.collect()
+        for outer in _ACTIVE:  # an enclosing context keeps the peak it had seen before this one resets the counter
+            if outer.method != 'rss-sampler' and outer.device.type == self.device.type: outer._carry = max(outer._carry, outer._read())
+        self._carry = 0
         if self.device.type == 'cuda':
+            self.method = 'torch.cuda.max_memory_allocated'
             torch.cuda.synchronize(self.device); torch.cuda.reset_peak_memory_stats(self.device)
             self._base = torch.cuda.memory_allocated(self.device)
         else:
-            _malloc_trim(); self._base = self._peak = _rss()
-            self._stop = threading.Event(); self._t = threading.Thread(target=self._sample, daemon=True); self._t.start()
+            _malloc_trim()
+            if _hwm_reset(): self.method, self._base = 'VmHWM', _rss()  # exact: the kernel tracks the peak, nothing is sampled
+            else:  # may miss a peak shorter than `interval`
+                self.method = 'rss-sampler'
+                self._base = self._peak = _rss()
+                self._stop = threading.Event(); self._t = threading.Thread(target=self._sample, daemon=True); self._t.start()
+        _ACTIVE.append(self)
         return self
     def __exit__(self, *exc):
-        if self.device.type == 'cuda':
-            torch.cuda.synchronize(self.device); peak = torch.cuda.max_memory_allocated(self.device)
-        else:
+        if self in _ACTIVE: _ACTIVE.remove(self)
+        if self.method == 'rss-sampler':
             self._peak = max(self._peak, _rss()); self._stop.set(); self._t.join(); peak = self._peak
+        else:
+            if self.device.type == 'cuda': torch.cuda.synchronize(self.device)
+            peak = max(self._carry, self._read())
         self.peak_bytes = int(max(0, peak - self._base))
         return False
 
