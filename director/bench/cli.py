@@ -19,6 +19,7 @@ from .recipes import (DIGITS_RECIPE, DIGITS_METHODS, CIFAR_RECIPES, CIFAR_METHOD
                                     ModelNotFoundError, bench_digits, bench_cifar10, bench_cola, bench_imdb, bench_cola_minilm, bench_vit_b16,
                                     bench_qwen_cola)
 from .study import cost_study
+from . import ablation as _abl
 
 # %% ../../nbs/bench/cli.ipynb #d221e64c
 def _common(p, seeds=(0,), methods=None, ckpt=None):
@@ -93,11 +94,27 @@ def _tools(sub):
     q.add_argument('--per-seed', action='store_true', help='also one row per seed')
     q.add_argument('--n-boot', type=int, default=2000); q.add_argument('--seed', type=int, default=0, help='seed of the resampling')
 
+def _ablation(sub):
+    q = sub.add_parser('ablation', help='the calibration ablation: DIRECTOR candidates distilled from one backbone per seed, scored against MLE and TS')
+    q.add_argument('benchmark', choices=list(_abl.SETUPS), help='the setup (`director.bench.ablation.SETUPS`)')
+    q.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2], help='one backbone per seed; every candidate is distilled from it')
+    q.add_argument('--candidates', nargs='+', default=list(_abl.CANDIDATES),
+                   help=f"'director_paper' or parts from {list(_abl.PARTS)} joined by '+', e.g. kl+mixture+tau+temp")
+    q.add_argument('--references', nargs='+', default=list(_abl.REFERENCES), choices=_abl.REFERENCES)
+    q.add_argument('--n-samples', type=int, default=10, help='S at test time and for the post-hoc fits')
+    q.add_argument('--out', default='results', help='results root (records under <out>/ablation-<benchmark>/)')
+    q.add_argument('--ckpt-dir', default='runs/ablation', help='backbones and distilled candidates, resumed from')
+    q.add_argument('--device', default='cpu')
+    q.add_argument('--epochs', type=int, default=None, help="backbone epochs (default: the setup's)")
+    q.add_argument('--distill-epochs', type=int, default=None, help="DIRECTOR epochs (default: the setup's)")
+    q.add_argument('--data', default=None, help='data folder (CoLA, CIFAR-10; layout of ../shared/data)')
+    for k in ('train', 'valid', 'test'): q.add_argument(f'--n-{k}', type=int, default=None, help=f'keep only the first N {k} examples (a short run, recorded)')
+
 def bench_parser()->argparse.ArgumentParser:
     "The argument parser of `director bench`."
     p = argparse.ArgumentParser(prog='director bench', description='Benchmarks: methods side by side over seeds; one JSON record per run under results/')
     sub = p.add_subparsers(dest='cmd', required=True)
-    _digits_cifar(sub); _text(sub); _large(sub); _tools(sub)
+    _digits_cifar(sub); _text(sub); _large(sub); _ablation(sub); _tools(sub)
     return p
 
 # %% ../../nbs/bench/cli.ipynb #13de71ba
@@ -121,6 +138,7 @@ def _recipe(a, r, c):
 # %% ../../nbs/bench/cli.ipynb #5469f472
 def _run(a, command):
     c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command) if hasattr(a, 'seeds') else {}
+    if a.cmd == 'ablation': del c['seeds']
     if hasattr(a, 'methods'): c['methods'] = tuple(a.methods)
     r = a.cmd
     if r == 'cost':
@@ -130,11 +148,16 @@ def _run(a, command):
     if r == 'compare':
         with pd.option_context('display.width', 250, 'display.max_columns', 50):
             return print(paired_preds(a.folder, a.split, a.ref, tuple(a.others), tuple(a.metrics), a.per_seed, a.n_boot, a.seed).to_string())
+    if r == 'ablation':
+        kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, n_train=a.n_train, n_valid=a.n_valid,
+                                    n_test=a.n_test).items() if v is not None}
+        recs = _abl.run_ablation(a.benchmark, tuple(a.seeds), tuple(a.candidates), tuple(a.references), **c, **kw)
+        return print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc', 'mean_mi')).to_string())
     recs = [x for x in _recipe(a, r, c) or [] if 'acc' in x['metrics']]   # the summary: in-distribution and shifted splits (OOD records have no accuracy)
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
-_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k')
+_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test')
 
 def _check_args(a):
     "Refuse, before any work, arguments that would fail only after training: non-positive counts, a negative seed or budget, `--out` naming a file."
@@ -144,6 +167,9 @@ def _check_args(a):
     if getattr(a, 'budget_minutes', None) is not None and not a.budget_minutes > 0: raise ValueError(f"--budget-minutes must be > 0, got {a.budget_minutes}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
+    if a.cmd == 'ablation':
+        if a.benchmark == 'digits' and a.data is not None: raise ValueError("--data is for cola-minilm and cifar10; digits ship with scikit-learn")
+        _abl._check_run(a.benchmark, a.seeds, a.candidates, a.references)  # unknown candidate parts, references without 'mle'
     out = getattr(a, 'out', None)
     if out is not None and Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out {out} is a file; give a results folder (created if missing)")
 
