@@ -138,7 +138,6 @@ def _recipe(a, r, c):
 # %% ../../nbs/bench/cli.ipynb #5469f472
 def _run(a, command):
     c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command) if hasattr(a, 'seeds') else {}
-    if a.cmd == 'ablation': del c['seeds']
     if hasattr(a, 'methods'): c['methods'] = tuple(a.methods)
     r = a.cmd
     if r == 'cost':
@@ -151,7 +150,7 @@ def _run(a, command):
     if r == 'ablation':
         kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, n_train=a.n_train, n_valid=a.n_valid,
                                     n_test=a.n_test).items() if v is not None}
-        recs = _abl.run_ablation(a.benchmark, tuple(a.seeds), tuple(a.candidates), tuple(a.references), **c, **kw)
+        recs = _abl.run_ablation(a.benchmark, c.pop('seeds'), tuple(a.candidates), tuple(a.references), **c, **kw)
         return print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc', 'mean_mi')).to_string())
     recs = [x for x in _recipe(a, r, c) or [] if 'acc' in x['metrics']]   # the summary: in-distribution and shifted splits (OOD records have no accuracy)
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
