@@ -64,6 +64,8 @@ def _text(sub):
         q.add_argument('--train-subset', type=int, default=None, help='keep only the first N training examples (a short run, recorded)')
         q.add_argument('--test-subset', type=int, default=None, help='score only the first N test examples (a short run, recorded)')
         if name == 'imdb': q.add_argument('--max-len', type=int, default=512, help='WordPiece tokens per review')
+        if name != 'cola-minilm': q.add_argument('--gp-epochs', type=int, default=None,
+                                                 help="epochs of the GP baselines (sgpa, kep_svgp), with their own warm-up (default: --epochs)")
         else: q.add_argument('--split-seed', type=int, default=0)
         if name == 'cola-minilm': q.add_argument('--last-k', type=int, default=2, help='DIRECTOR re-cuts only the last k of the 6 blocks (6: all)')
         if name != 'imdb': q.add_argument('--l1', choices=['kl', 'mse'], default='kl' if name == 'cola-minilm' else 'mse',
@@ -126,8 +128,10 @@ def _recipe(a, r, c):
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,
                                             c_methods=a.c_methods, **c)
     sub = dict(train_subset=a.train_subset, test_subset=a.test_subset) if r in ('cola', 'imdb', 'cola-minilm') else {}
-    if r == 'cola': return bench_cola(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data, l1=a.l1, **sub, **c)
-    if r == 'imdb': return bench_imdb(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, max_len=a.max_len, **sub, **c)
+    if r == 'cola': return bench_cola(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data, l1=a.l1,
+                                      gp_epochs=a.gp_epochs, **sub, **c)
+    if r == 'imdb': return bench_imdb(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, max_len=a.max_len,
+                                      gp_epochs=a.gp_epochs, **sub, **c)
     if r == 'cola-minilm': return bench_cola_minilm(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data,
                                                     last_k=None if a.last_k == 6 else a.last_k, l1=a.l1, **sub, **c)
     c.pop('command')
@@ -156,7 +160,7 @@ def _run(a, command):
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
-_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test')
+_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs')
 
 def _check_args(a):
     "Refuse, before any work, arguments that would fail only after training: non-positive counts, a negative seed or budget, `--out` naming a file."

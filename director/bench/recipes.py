@@ -31,7 +31,7 @@ from ..train import TrainConfig, DistillConfig, train_backbone
 from .cost import timed
 from ..baselines import HFClassifier
 from ..api import Recipe, DIGITS_RECIPE
-from .harness import ShiftSets, run_bench, teacher_maker
+from .harness import ShiftSets, run_bench, teacher_maker, save_model
 from accelerate import PartialState
 from huggingface_hub import try_to_load_from_cache
 
@@ -237,20 +237,28 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
 
 # %% ../../nbs/bench/recipes.ipynb #51f3124a
 def gp_maker(build_gp, # build_gp(attn, gp_layers) -> a fresh backbone with GP attention in its last `gp_layers` blocks ('all': every block)
-             tcfg:TrainConfig, device=None):
+             tcfg:TrainConfig, device=None,
+             tag:str='' # suffix of the GP checkpoint folder, so that another training schedule never loads these weights
+            ):
     "The `make_gp(attn, gp_layers, seed, loaders, ckpt)` of a recipe: its GP backbones trained by its own stage 1, with the published (unscaled) GP regulariser."
-    return lambda attn, gp_layers, seed, loaders, ckpt=None: teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders, ckpt)
+    def make(attn, gp_layers, seed, loaders, ckpt=None):
+        ck = None if ckpt is None else Path(ckpt).with_name(Path(ckpt).name + tag)
+        return teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders, ck)
+    return make
+
 
 # %% ../../nbs/bench/recipes.ipynb #97eaf04c
 def _text_bench(benchmark, dataset, splits, build, tcfg, dcfg, tok, opts, dev, eval_splits=('test',), text_mcc=False, config=None,
-                adapt_opts=None, dcfg_paper=None, build_gp=None):
-    "Run a text recipe; `opts` holds the common arguments (seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)."
+                adapt_opts=None, dcfg_paper=None, build_gp=None, gp=None):
+    "Run a text recipe; `opts` holds the common arguments (seeds, methods, n_samples, out, ckpt_dir, device, verbose, command); `gp` is `_gp_schedule`'s result."
     o = dict(opts); seeds, methods = o.pop('seeds'), o.pop('methods')
+    gcfg, gtag, _ = gp or (tcfg, '', '')
     make_data = lambda seed: data_loaders(splits, bs=32, seed=seed, tokenizer=tok)
     return run_bench(benchmark, dataset, splits.variant, make_data, teacher_maker(build, tcfg, o['device']), methods, seeds, dcfg=dcfg,
                      dcfg_paper=dcfg_paper, eval_splits=eval_splits, text_mcc=text_mcc, deviations=dev, adapt_opts=adapt_opts, **o,
-                     make_gp=None if build_gp is None else gp_maker(build_gp, tcfg, o['device']),
-                     config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), adapt=adapt_opts or {}, counts=splits.counts(), **(config or {})))
+                     make_gp=None if build_gp is None else gp_maker(build_gp, gcfg, o['device'], gtag),
+                     config=dict(train=tcfg.to_dict(), distill=dcfg.to_dict(), adapt=adapt_opts or {}, counts=splits.counts(), **(config or {}),
+                                 **({'gp_train': gcfg.to_dict()} if gtag else {})))
 
 def _warmup(epochs:int)->int:
     "Warm-up epochs of a text recipe: the paper's 5, or a fifth of the epochs when there are fewer than 20 (CPU recipes: 4 epochs warm up none)."
@@ -261,6 +269,18 @@ def _warm_note(epochs, distill_epochs)->str:
     short = [f"{_warmup(e)} of {e} {n} epochs" for e, n in ((epochs, 'backbone'), (distill_epochs, 'DIRECTOR')) if e < 20]
     return '' if not short else "; warm-up shortened to " + ', '.join(short) + " (paper: 5)"
 
+def _gp_schedule(tcfg:TrainConfig, # the backbone's stage-1 settings
+                 gp_epochs:int|None=None # epochs of the GP baselines (None: the backbone's)
+                )->tuple:
+    "(GP stage-1 settings, checkpoint tag, deviation note) of the GP baselines: the backbone's schedule, or `gp_epochs` epochs with `_warmup`'s warm-up."
+    if gp_epochs is None: return tcfg, '', ''
+    check_value('gp_epochs', isinstance(gp_epochs, int) and not isinstance(gp_epochs, bool) and gp_epochs >= 1, gp_epochs,
+                "a positive integer, or None for the backbone's epochs")
+    if gp_epochs == tcfg.epochs: return tcfg, '', ''
+    w = _warmup(gp_epochs)
+    return (tcfg.replace(epochs=gp_epochs, warmup_epochs=w), f'-e{gp_epochs}',
+            f"; GP baselines (sgpa, kep_svgp) trained {gp_epochs} epochs with {w} warm-up instead of the backbone's {tcfg.epochs}")
+
 def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)->dict:
     return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose, command=command)
 
@@ -268,38 +288,46 @@ def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)->d
 def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:int=100, split_seed:int=0, data_path=None,
                n_samples:int=10, out='results', ckpt_dir='runs/bench/cola', device=None, verbose:bool=True, splits=None,
                l1:str='mse', # transition loss: 'mse' (authors' code, selected on MCC) or 'kl' (Gaussian NLL, selected on validation NLL)
-               train_subset:int|None=None, test_subset:int|None=None, command:str|None=None)->list:
+               train_subset:int|None=None, test_subset:int|None=None,
+               gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
+               command:str|None=None)->list:
     "CoLA with the authors' depth-5 encoder: in-domain test and out-of-domain dev, MCC (global and per batch) plus the full list."
     loss, loss_note = _cola_loss(l1)
-    device = default_device(device); tok = load_tokenizer()
-    splits, sub_note = _subset(splits if splits is not None else load_cola(data_path, seed=split_seed), train_subset, test_subset)
+    device = default_device(device)
     tcfg = TrainConfig(epochs=epochs, lr=5e-4, wd=1e-5, warmup_epochs=_warmup(epochs), min_lr=1e-5, bs=32, select='mcc', device=str(device))
+    gp = _gp_schedule(tcfg, gp_epochs)
+    tok = load_tokenizer()
+    splits, sub_note = _subset(splits if splits is not None else load_cola(data_path, seed=split_seed), train_subset, test_subset)
     dcfg = DistillConfig(epochs=distill_epochs, lr=5e-4, wd=5e-5, warmup_epochs=_warmup(distill_epochs), min_lr=1e-5, bs=32, heads=4,
                          mlp_ratio=1.0, **loss_weights('cola_softmax'), **loss, device=str(device))
     dev = ("WordPiece tokens + learned 128-d embedding instead of ELMo + word embedding; checkpoints selected on a validation slice of the pooled "
            f"in-domain set (published code: on the test MCC); split seed {split_seed}" + ('' if (epochs, distill_epochs) == (100, 100) else
-           f"; {epochs} backbone / {distill_epochs} DIRECTOR epochs instead of 100 / 100") + _warm_note(epochs, distill_epochs) + (f"; {loss_note}" if loss_note else '') + sub_note)
+           f"; {epochs} backbone / {distill_epochs} DIRECTOR epochs instead of 100 / 100") + _warm_note(epochs, distill_epochs) + (f"; {loss_note}" if loss_note else '') + gp[2] + sub_note)
     return _text_bench('cola', 'CoLA', splits, lambda: cola_transformer(tok.vocab_size, pad_id=tok.pad_token_id), tcfg, dcfg, tok,
                        _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command), dev, ('test', 'ood'), True,
                        dict(split_seed=split_seed), dcfg_paper=dcfg.replace(**_cola_loss('mse')[0]),
-                       build_gp=lambda attn, L: cola_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L))
+                       build_gp=lambda attn, L: cola_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L), gp=gp)
 
 # %% ../../nbs/bench/recipes.ipynb #e3144af7
 def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:int=20, data_path=None, n_samples:int=10,
                out='results', ckpt_dir='runs/bench/imdb', device=None, verbose:bool=True, splits=None, max_len:int=512,
-               train_subset:int|None=None, test_subset:int|None=None, command:str|None=None)->list:
+               train_subset:int|None=None, test_subset:int|None=None,
+               gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
+               command:str|None=None)->list:
     "IMDB with the authors' depth-5 encoder (35k/5k/10k, WordPiece up to `max_len` tokens)."
-    device = default_device(device); tok = load_tokenizer()
-    splits, sub_note = _subset(splits if splits is not None else load_imdb(data_path, max_length=max_len), train_subset, test_subset)
+    device = default_device(device)
     tcfg = TrainConfig(epochs=epochs, lr=1e-3, wd=1e-5, warmup_epochs=_warmup(epochs), min_lr=1e-4, bs=32, device=str(device))
+    gp = _gp_schedule(tcfg, gp_epochs)
+    tok = load_tokenizer()
+    splits, sub_note = _subset(splits if splits is not None else load_imdb(data_path, max_length=max_len), train_subset, test_subset)
     dcfg = DistillConfig(epochs=distill_epochs, lr=5e-3, wd=5e-5, warmup_epochs=_warmup(distill_epochs), min_lr=1e-4, bs=32, heads=8,
                          mlp_ratio=1.0, **loss_weights('imdb_softmax'), device=str(device))
     dev = ("positions encoded correctly (the authors' batch-index positional bug is not reproduced); padding masked" + (
         '' if (epochs, distill_epochs) == (50, 20) else f"; {epochs} backbone / {distill_epochs} DIRECTOR epochs instead of 50 / 20") + _warm_note(epochs, distill_epochs) +
-        ('' if max_len == 512 else f"; reviews truncated to {max_len} WordPiece tokens instead of 512") + sub_note)
+        ('' if max_len == 512 else f"; reviews truncated to {max_len} WordPiece tokens instead of 512") + gp[2] + sub_note)
     return _text_bench('imdb', 'IMDB', splits, lambda: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id), tcfg, dcfg, tok,
                        _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command), dev, config=dict(max_len=max_len),
-                       build_gp=lambda attn, L: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L))
+                       build_gp=lambda attn, L: imdb_transformer(tok.vocab_size, pad_id=tok.pad_token_id, attn=attn, gp_layers=5 if L == 'all' else L), gp=gp)
 
 # %% ../../nbs/bench/recipes.ipynb #ab81289b
 def minilm_classifier(n_classes:int=2)->HFClassifier:
