@@ -64,9 +64,9 @@ def _text(sub):
         q.add_argument('--train-subset', type=int, default=None, help='keep only the first N training examples (a short run, recorded)')
         q.add_argument('--test-subset', type=int, default=None, help='score only the first N test examples (a short run, recorded)')
         if name == 'imdb': q.add_argument('--max-len', type=int, default=512, help='WordPiece tokens per review')
+        else: q.add_argument('--split-seed', type=int, default=0)
         if name != 'cola-minilm': q.add_argument('--gp-epochs', type=int, default=None,
                                                  help="epochs of the GP baselines (sgpa, kep_svgp), with their own warm-up (default: --epochs)")
-        else: q.add_argument('--split-seed', type=int, default=0)
         if name == 'cola-minilm': q.add_argument('--last-k', type=int, default=2, help='DIRECTOR re-cuts only the last k of the 6 blocks (6: all)')
         if name != 'imdb': q.add_argument('--l1', choices=['kl', 'mse'], default='kl' if name == 'cola-minilm' else 'mse',
                                           help="DIRECTOR transition loss: Gaussian NLL ('kl', selected on validation NLL) or the authors' MSE")

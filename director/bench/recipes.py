@@ -31,7 +31,7 @@ from ..train import TrainConfig, DistillConfig, train_backbone
 from .cost import timed
 from ..baselines import HFClassifier
 from ..api import Recipe, DIGITS_RECIPE
-from .harness import ShiftSets, run_bench, teacher_maker, save_model
+from .harness import ShiftSets, run_bench, teacher_maker
 from accelerate import PartialState
 from huggingface_hub import try_to_load_from_cache
 
@@ -245,7 +245,6 @@ def gp_maker(build_gp, # build_gp(attn, gp_layers) -> a fresh backbone with GP a
         ck = None if ckpt is None else Path(ckpt).with_name(Path(ckpt).name + tag)
         return teacher_maker(lambda: build_gp(attn, gp_layers), tcfg, device)(seed, loaders, ck)
     return make
-
 
 # %% ../../nbs/bench/recipes.ipynb #97eaf04c
 def _text_bench(benchmark, dataset, splits, build, tcfg, dcfg, tok, opts, dev, eval_splits=('test',), text_mcc=False, config=None,
