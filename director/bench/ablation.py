@@ -138,7 +138,7 @@ def cola_minilm_setup(split_seed:int=0, # seed of the in-domain train / valid / 
 def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epochs (the over-confident run of the CIFAR-10 page)
                   augment:bool=False, # crop + flip in training (False: the over-confident run)
                   ood:str='fashion_mnist', # OOD set (`director.data.load_ood`)
-                  n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # first-n subsets (None: the whole split), for quick runs
+                  n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # random subsets (seed 0; None: the whole split), for quick runs
                   data_path=None, # CIFAR-10 folder (default: DIRECTOR_DATA, ../shared/data, then the hub)
                   device='cpu', splits=None # pre-loaded CIFAR `Splits` (tests)
                  )->SimpleNamespace:
@@ -148,7 +148,10 @@ def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epoch
     from director.data import load_cifar10, load_ood, cifar_loaders, ImageSet, Splits
     R = dataclasses.replace(CIFAR_RECIPES['cpu'], epochs=epochs, distill_epochs=distill_epochs)
     tcfg, dcfg, _, _ = _cifar_configs(R, R.bs, torch.device(device))
-    cut = lambda s, n: s if n is None or n >= len(s) else ImageSet(s.x[:n], s.y[:n], s.stats, False, s.variant, {**s.meta, 'subset': n}, s.classes)
+    def cut(s, n):  # a random subset (seed 0): the files are sorted by class, so a first-n subset would hold one or two classes
+        if n is None or n >= len(s): return s
+        i = torch.randperm(len(s), generator=torch.Generator().manual_seed(0))[:n].sort().values
+        return ImageSet(s.x[i], s.y[i], s.stats, False, s.variant, {**s.meta, 'subset': n, 'subset_seed': 0}, s.classes)
     sp = splits if splits is not None else load_cifar10(data_path, augment=False)
     sp = Splits({k: cut(v, dict(train=n_train, valid=n_valid, test=n_test).get(k)) for k, v in sp.items()})
     oset = cut(load_ood(ood, path=data_path), n_test)
@@ -159,7 +162,7 @@ def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epoch
     dev = (f"CPU-sized ViT of the paper's family ({R.vit}, patch 4) instead of the ViT-7; {epochs} backbone / {distill_epochs} DIRECTOR epochs "
            f"instead of 300 / 100; {'crop + flip' if augment else 'no training augmentation (the over-confident run)'}; {sp.variant}; OOD set: "
            f"{oset.meta.get('dataset', ood)} (a far-OOD stand-in, not SVHN / LSUN)"
-           + ''.join(f"; only the first {n:,} {k} images (short run)" for k, n in (('train', n_train), ('valid', n_valid), ('test', n_test)) if n is not None))
+           + ''.join(f"; only {n:,} random {k} images (short run)" for k, n in (('train', n_train), ('valid', n_valid), ('test', n_test)) if n is not None))
     return SimpleNamespace(benchmark='ablation-cifar10', dataset='CIFAR-10', variant=sp.variant, make_data=make_data,
                            make_teacher=teacher_maker(build, tcfg, device), dcfg=dcfg, deviations=dev, adapt_opts={},
                            ood=f"{oset.meta.get('dataset', ood)} test, normalised like CIFAR-10", config=dict(recipe='cpu', backbone=R.vit, augment=augment,
