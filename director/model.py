@@ -77,6 +77,19 @@ def temperature(self:Director)->float:
     "T, the post-hoc logit temperature of the predictive (1 = as trained)."
     return float((self.spec.get('calibration') or {}).get('temperature', 1.0))
 
+_NOVELTY_KEYS = ('novelty_thresholds', 'novelty_quantile', 'novelty_scale')
+
+@patch(as_prop=True)
+def novelty_thresholds(self:Director)->list|None:
+    "The L per-step thresholds q_t of the novelty noise (None: no novelty noise); set by `calibrate(novelty=True)`."
+    return (self.spec.get('calibration') or {}).get('novelty_thresholds')
+
+@patch(as_prop=True)
+def novelty_scale(self:Director)->float:
+    "κ, the novelty noise's variance per unit of excess step error (1 until `calibrate(novelty=True)` sets it)."
+    return float((self.spec.get('calibration') or {}).get('novelty_scale', 1.0))
+
+
 # %% ../nbs/14_model.ipynb #a85bfa1c
 def _default_heads(spec:dict, dim:int)->int:
     "Kernel heads: the backbone's head count when recorded in the spec and dividing `dim`, else the first of 12, 8, 4, 2, 1 that divides it."
@@ -155,6 +168,11 @@ def _shared_gens(gens:list)->list:
     one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), 104729))
     return [[one(x) for x in g] if isinstance(g, list) else one(g) for g in gens]
 
+def _novelty_gens(gens:list)->list:
+    "Generators of the novelty noise (`Director.calibrate(novelty=True)`), derived from the per-sample ones like `_shared_gens`, with another salt."
+    one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), 130363))
+    return [[one(x) for x in g] if isinstance(g, list) else one(g) for g in gens]
+
 def _fill(eps:torch.Tensor, gens:list)->torch.Tensor:
     "Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i]."
     for i, g in enumerate(gens):
@@ -194,23 +212,30 @@ def _finite_flags(self:Director, flags:list, labels:list):
 
 # %% ../nbs/14_model.ipynb #f50ee93d
 @patch
-def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None)->torch.Tensor:
-    "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared."
+def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None,
+          nov:tuple|None=None)->torch.Tensor:
+    "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."
     k, (B, N, D), tau = len(gens), X0.shape, self.noise_scale
     X, c = X0 if first is not None else X0.repeat(k, 1, 1), _repeat_ctx(ctx, k, B)  # with `first`, step 1 makes the k*B rows
     flags, labels = [], []
     for t in range(1, self.n_steps + 1):
         eps = _fill(torch.empty((k, B, N, D), dtype=X.dtype, device=X.device), gens)
         ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens)
+        nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1])
+        ns = None if nov is None else nov[0][t - 1].to(X.dtype)  # (B,) novelty std of this step
         if t == 1 and first is not None:  # broadcast over the k samples
             mu, sigma, sx = first; noise = sigma * eps
             if sx is not None: noise = noise + sx[:, None] * ex[:, :, None]
+            if nx is not None: noise = noise + ns[None, :, None, None] * nx[:, :, None]
             X = (mu + (noise if tau == 1 else tau * noise)).flatten(0, 1)
         else:
             mu, sigma = self.transition(X, t, c); noise = sigma * eps.view_as(X)
             sx = self.kernel.shared_std(mu, c.get('mask'))
             if sx is not None: noise = noise + sx[:, None] * ex.view(k * B, 1, D)
-            if steps is not None: steps.append((mu, tau * (sigma if sx is None else torch.sqrt(sigma ** 2 + sx[:, None] ** 2))))
+            if nx is not None: ns = ns.repeat(k)[:, None, None]; noise = noise + ns * nx.view(k * B, 1, D)
+            if steps is not None:
+                var = None if sx is None and nx is None else sigma ** 2 + (0 if sx is None else sx[:, None] ** 2) + (0 if nx is None else ns ** 2)
+                steps.append((mu, tau * (sigma if var is None else torch.sqrt(var))))
             X = mu + (noise if tau == 1 else tau * noise)
         if self.check_finite: flags.append(torch.isfinite(X).all()); labels.append(('state', t))
     logits = self.head(X, c)
@@ -236,12 +261,14 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
     self._finite(X0, 0, 'embedding X0')
     gens = _sample_gens(n, generator, X0.device, seeds)
     xgens = _shared_gens(gens) if self.kernel_cfg.noise == 'shared' else None
+    nov = None if self.novelty_thresholds is None else (self.novelty_std(batch, max_rows), _novelty_gens(gens))
     k = max(1, rows // X0.shape[0])
     first = None
     if n > 1 and not self.training and steps is None:
         mu, sigma = self.transition(X0, 1, ctx); first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
     parts = [[] if steps is not None else None for _ in range(0, n, k)]
-    out = torch.cat([self._roll(X0, ctx, gens[i:i + k], first, p, None if xgens is None else xgens[i:i + k]) for i, p in zip(range(0, n, k), parts)])
+    out = torch.cat([self._roll(X0, ctx, gens[i:i + k], first, p, None if xgens is None else xgens[i:i + k],
+                               None if nov is None else (nov[0], nov[1][i:i + k])) for i, p in zip(range(0, n, k), parts)])
     if steps is not None: steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts])) for t in range(self.n_steps))
     return out
 
@@ -258,13 +285,15 @@ def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generato
     n = _check_n(n_samples)
     X0, ctx = self.embed(self.check_batch(batch))
     out, gens, tau = [], _sample_gens(n, generator, X0.device), self.noise_scale
-    for g, gx in zip(gens, _shared_gens(gens)):
+    ns = None if self.novelty_thresholds is None else self.novelty_std(batch)
+    for g, gx, gn in zip(gens, _shared_gens(gens), _novelty_gens(gens)):
         X = X0
         for t in range(1, self.n_steps + 1):
             mu, sigma = self.transition(X, t, ctx)
             noise = sigma * torch.randn(X0.shape, generator=g, dtype=X0.dtype, device=X0.device)
             sx = self.kernel.shared_std(mu, (ctx or {}).get('mask'))
             if sx is not None: noise = noise + sx[:, None] * torch.randn(sx.shape, generator=gx, dtype=X0.dtype, device=X0.device)[:, None]
+            if ns is not None: noise = noise + ns[t - 1][:, None, None] * torch.randn((X0.shape[0], X0.shape[-1]), generator=gn, dtype=X0.dtype, device=X0.device)[:, None]
             X = mu + tau * noise
             self._finite(X, t)
         out.append(self.head(X, ctx))
@@ -419,14 +448,14 @@ class CalibrationError(ValueError):
     "A post-hoc fit refused by `Director.calibrate`: `param` ('tau' or 'temperature'), the fitted `value` and the (x, NLL) pairs `seen`."
     def __init__(self, msg:str, param:str, value:float, seen:list): super().__init__(msg); self.param, self.value, self.seen = param, value, seen
 
-def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool):
+def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool, bounds_arg:str|None=None, alt:str|None=None):
     "Refuse (`ValueError` with the values seen) a non-finite x or NLL, or a search that ended on, or within 1% (log scale) of, an edge of `bounds`."
     lo, hi = bounds; edge = edge or (math.isfinite(x) and min(abs(math.log(x / lo)), abs(math.log(hi / x))) < 0.01 * math.log(hi / lo))
     if math.isfinite(x) and math.isfinite(v) and not edge: return
     why = f'lies on the search boundary {tuple(bounds)}' if edge else 'is not finite' if not math.isfinite(x) else f'gives a non-finite NLL ({v})'
     vals = ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen)[::max(1, len(seen) // 8)])
     raise CalibrationError(f"`{name}`: the fitted {name} = {x:.4g} {why}; validation NLL seen ({name}: NLL) {vals}. The model is unchanged. "
-                     f"Fix: widen `{name}_bounds`, check the validation data, or fit only the other parameter ({name}=False)", name, x, seen)
+                     f"Fix: widen `{bounds_arg or name + '_bounds'}`, check the validation data, or {alt or f'fit only the other parameter ({name}=False)'}", name, x, seen)
 
 # %% ../nbs/14_model.ipynb #4c2f6186
 def _hash_into(h, obj):
@@ -489,9 +518,9 @@ def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, tempe
     "Fit the frozen model's temperature (its own validation NLL), then the weight w and a common scale c of both temperatures; refuse edges."
     zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
     Tf, v, seen, edge = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
-    _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge)
+    _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge, 'temperature_bounds', 'leave the anchor out (anchor=False)')
     w, c, v, seen, edge = _anchor_grid(zt / Tf, zs, y, scale_bounds, n_iter)
-    _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge)
+    _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge, 'scale_bounds', 'leave the anchor out (anchor=False)')
     return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
 
 # %% ../nbs/14_model.ipynb #c03eeb9f
@@ -501,6 +530,9 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
               tau:bool=True, # fit the noise scale τ
               temperature:bool=True, # fit the logit temperature T
               anchor:bool=False, # then mix in the frozen model (needs `attach_teacher`): fit its temperature, its weight w and a common scale
+              novelty:bool=False, # first add the novelty noise (needs `attach_teacher`): its per-step thresholds are the validation quantile below
+              novelty_quantile:float=0.95, # the thresholds q_t: this quantile of the validation inputs' step errors
+              novelty_scale:float=1.0, # κ: the novelty noise has variance κ·max(0, e_t(x) − q_t) per feature
               seed:int=0, # common random numbers: batch i always gets the noise of seed + i
               tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.), # search intervals (lo, hi), lo > 0
               scale_bounds:tuple=(1/4, 4.), # search interval of the common temperature scale of the anchored mixture
@@ -509,8 +541,14 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     "Fit the noise scale τ, the logit temperature T and (anchor=True) the frozen model's share, on validation NLL of the predictive; stored in `spec['calibration']`."
     n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool); check_type('anchor', anchor, bool)
     check_type('seed', seed, int)
-    check_value('tau', tau or temperature or anchor, (tau, temperature, anchor), 'True, or temperature=True or anchor=True (there is nothing to fit)')
+    check_type('novelty', novelty, bool)
+    check_value('tau', tau or temperature or anchor or novelty, (tau, temperature, anchor, novelty), 'True, or temperature=True, anchor=True or novelty=True (there is nothing to fit)')
     if anchor: check_value('teacher', self.has_teacher, None, 'attached for anchor=True: call `d.attach_teacher(adapt(model))` first')
+    if novelty:
+        check_value('teacher', self.has_teacher, None, 'attached for novelty=True: call `d.attach_teacher(adapt(model))` first')
+        check_value('novelty_quantile', isinstance(novelty_quantile, float) and 0 < novelty_quantile < 1, novelty_quantile, 'a float in (0, 1), e.g. 0.95')
+        check_value('novelty_scale', isinstance(novelty_scale, (int, float)) and not isinstance(novelty_scale, bool) and math.isfinite(novelty_scale) and novelty_scale > 0,
+                    novelty_scale, 'a finite number > 0, e.g. 1.0')
     check_type('n_iter', n_iter, int); check_value('n_iter', n_iter >= 1, n_iter, 'an integer >= 1')
     for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds)):
         ok = isinstance(b, (tuple, list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in b) and 0 < b[0] < b[1]
@@ -521,8 +559,10 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
                       "over-confident; pass a held-out validation loader", UserWarning, stacklevel=2)
     dev = next(self.parameters()).device; data = [split_batch(b) for b in valid_dl]; y = torch.cat([yb for _, yb in data]).to(dev)
     cal0, tau0, T0 = self.spec.get('calibration'), self.noise_scale, self.temperature
+    nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
+    if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
     def logits(t):
-        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS}, 'tau': t}
+        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS}, **nov, 'tau': t}
         with evaluating(self): return torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
@@ -536,7 +576,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         if cal0 is None: self.spec.pop('calibration', None)
         else: self.spec['calibration'] = cal0
     if anchor: T_fit, after = T_fit * extra['anchor_scale'], extra.pop('valid_nll')
-    self.spec['calibration'] = dict(tau=tau_fit, temperature=T_fit, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    self.spec['calibration'] = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
     if anchor and extra['anchor_weight'] == 1:
         warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so the predictive is the "
                       "temperature-scaled model alone; check the distillation (its validation accuracy) or use `anchor=False`", UserWarning, stacklevel=2)
@@ -547,10 +587,10 @@ _NO_TEACHER_RESIDUAL = ("the transition residual scores the frozen model's own f
                         "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from")
 
 @patch
-def transition_residual(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
-                        max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
-                       )->torch.Tensor:
-    "Per-input novelty score (B,) in float32: the kernel mean's squared one-step error on the frozen model's feature path, per real token and feature, summed over the L steps."
+def step_errors(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+                max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
+               )->torch.Tensor:
+    "(L, B) in float32: e_t(x), the kernel mean's squared one-step error on the frozen model's feature path at step t, per real token and feature."
     check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER_RESIDUAL}')
     with evaluating(self):
         tr = self._teacher_ad.traces(self.check_batch(batch))
@@ -558,9 +598,42 @@ def transition_residual(self:Director, batch, # a batch as the adapter expects (
         mus, _ = self.teacher_forced(xs, tr.ctx, max_rows)
         err = (xs[1:].float() - mus.float()).pow(2).mean(-1)  # (L, B, N)
         mask = (tr.ctx or {}).get('mask')
-        if mask is None: return err.mean(-1).sum(0)
+        if mask is None: return err.mean(-1)
         keep = mask.to(err.dtype)
-        return ((err * keep).sum(-1) / keep.sum(-1)).sum(0)
+        return (err * keep).sum(-1) / keep.sum(-1)
+
+@patch
+def transition_residual(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+                        max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
+                       )->torch.Tensor:
+    "Per-input novelty score (B,) in float32: the kernel mean's squared one-step error on the frozen model's feature path, per real token and feature, summed over the L steps."
+    return self.step_errors(batch, max_rows).sum(0)
+
+
+# %% ../nbs/14_model.ipynb #f043a405
+_NO_TEACHER_NOVELTY = ("this DIRECTOR adds novelty noise, which reads the frozen model's feature path, and no frozen model is attached: call "
+                       "`d.attach_teacher(adapt(model))` with the model it was distilled from, or load the checkpoint it was saved in")
+
+@patch
+def novelty_std(self:Director, batch, max_rows:int|None=None)->torch.Tensor:
+    "(L, B): the std of each input's novelty noise at each step, sqrt(κ·max(0, e_t(x) − q_t)); zeros below the thresholds."
+    check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER_NOVELTY}')
+    e = self.step_errors(batch, max_rows)
+    q = torch.tensor(self.novelty_thresholds, dtype=e.dtype, device=e.device)
+    check_value("spec['calibration']['novelty_thresholds']", q.shape == (self.n_steps,) and bool(torch.isfinite(q).all()), self.novelty_thresholds,
+                f'{self.n_steps} finite thresholds (one per step); re-run `calibrate(novelty=True)`')
+    return (self.novelty_scale * (e - q[:, None]).clamp_min(0)).sqrt()
+
+@patch
+def _novelty_thresholds(self:Director, data:list, quantile:float, scale:float, dev, max_rows)->dict:
+    "The novelty keys of `spec['calibration']`: per-step `quantile` of the validation step errors, the quantile and κ."
+    e = torch.cat([self.step_errors(to_device(x, dev), max_rows) for x, _ in data], 1).double()
+    q = torch.quantile(e, quantile, dim=1)
+    if not bool(torch.isfinite(q).all()):
+        raise CalibrationError(f"`novelty`: the step errors of the validation inputs are not finite (thresholds {q.tolist()}); "
+                               "check the validation data and the frozen model", 'novelty_thresholds', float('nan'), [])
+    return dict(novelty_thresholds=q.tolist(), novelty_quantile=quantile, novelty_scale=scale)
+
 
 # %% ../nbs/14_model.ipynb #43a92756
 @patch

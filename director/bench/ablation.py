@@ -41,8 +41,9 @@ class Candidate:
     temperature:bool = False # fit a logit temperature on validation NLL
     anchor:bool = False # mix the frozen model into the predictive, its share fitted on validation NLL (`Director.calibrate(anchor=True)`)
     extension:tuple = () # labels of what goes beyond the paper (empty: the authors' recipe)
+    novelty:bool = False # add the novelty noise, its thresholds read on validation (`Director.calibrate(novelty=True)`)
     @property
-    def posthoc(self)->bool: return self.tau or self.temperature or self.anchor
+    def posthoc(self)->bool: return self.tau or self.temperature or self.anchor or self.novelty
 
 # %% ../../nbs/bench/ablation.ipynb #2fd46ec8
 _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the mean (extension of the authors' recipe)",
@@ -51,6 +52,7 @@ _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the
           shared="per-example shared component of the step noise, which survives pooling (extension)",
           free_sigma="sigma trained on the kernel's own free-rollout error, weight 0.2 (extension)",
           temp="logit temperature on DIRECTOR's predictive, fitted on validation NLL (extension)",
+          novelty="novelty noise: per-example noise shared by the tokens, its variance the kernel's one-step error on the frozen model's path beyond the 95% validation quantile (extension)",
           anchor="the frozen model mixed into the predictive: its temperature, its weight w and a common temperature scale fitted on validation NLL (extension)")
 _T = dict(kl=(('l1', 'kl'),), mixture=(('l2', 'mixture'), ('n_rollouts', 4)), shared=(('noise', 'shared'),),
           free_sigma=(('sigma_target', 'free'), ('lam_var', 0.2)))
@@ -63,13 +65,13 @@ def candidate(name:str)->Candidate:
     bad = [p for p in parts if p not in _X]
     check_value('name', not bad and len(set(parts)) == len(parts), name, f"'director_paper' or parts from {list(_X)} joined by '+', each once")
     train = tuple(kv for p in parts for kv in _T.get(p, ()))
-    return Candidate(train, 'tau' in parts, 'temp' in parts, 'anchor' in parts, tuple(_X[p] for p in parts))
+    return Candidate(train, 'tau' in parts, 'temp' in parts, 'anchor' in parts, tuple(_X[p] for p in parts), novelty='novelty' in parts)
 
 PARTS = tuple(_X)
 REFERENCES = ('mle', 'ts') # the backbone itself and converged temperature scaling
 CANDIDATES = ('director_paper', 'tau', 'temp', 'tau+temp', 'kl+mixture', 'kl+mixture+tau+temp', 'kl', 'mixture', 'shared', 'free_sigma',
               'kl+mixture+shared+free_sigma', 'kl+mixture+shared+free_sigma+tau+temp', 'anchor', 'temp+anchor', 'tau+temp+anchor', 'mixture+temp+anchor',
-              'kl+anchor', 'shared+anchor', 'free_sigma+anchor')
+              'kl+anchor', 'shared+anchor', 'free_sigma+anchor', 'novelty+anchor')
 
 # %% ../../nbs/bench/ablation.ipynb #bf3dbaa1
 def shifted_digits(x:torch.Tensor, # standardised digit images (N, 1, 8, 8), e.g. the test split of `director.data.load_digits`
@@ -242,11 +244,12 @@ def fit_candidate(ctx:SimpleNamespace, name:str)->SimpleNamespace:
     c, S = candidate(name), ctx.n_samples
     d, info = distilled(ctx, c.train)
     d.spec.pop('calibration', None)
-    if c.anchor: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model, **ctx.setup.adapt_opts))
+    if c.anchor or c.novelty: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model, **ctx.setup.adapt_opts))
     fit_s = info['train_time_s']
     refused = None
     if c.posthoc:
-        try: _, dt, _, _ = timed(lambda: d.calibrate(ctx.loaders['valid'], n_samples=S, tau=c.tau, temperature=c.temperature, anchor=c.anchor, seed=ctx.seed))
+        try: _, dt, _, _ = timed(lambda: d.calibrate(ctx.loaders['valid'], n_samples=S, tau=c.tau, temperature=c.temperature, anchor=c.anchor,
+                                                novelty=c.novelty, seed=ctx.seed))
         except ValueError as e: refused, dt = str(e), 0.  # a fit on the search boundary: kept uncalibrated, and the record says so
         fit_s += dt
     return SimpleNamespace(predict=lambda x: d.predict_proba(x, S), outputs=lambda dl: director_outputs(d, dl, S, ctx.seed), n_samples=S,
