@@ -2,15 +2,15 @@
 
 For each seed's backbone and distilled kernel of the over-confident CIFAR-10 run (saved by `director bench cifar10 --recipe cpu
 --no-augment --epochs 24 --distill-epochs 8 --ckpt-dir runs/bench/cifar10-noaug` as seed<k>/backbone.pt and seed<k>/director),
-it samples S = 10 rollouts of the kernel alone (no frozen model in the mixture, no temperature) on the first --n test images and
-the first --n Fashion-MNIST images, with the step noise drawn in one of two structures:
+it samples S = 10 rollouts of the kernel alone (no frozen model in the mixture, no temperature) on a random --n test images and
+a random --n Fashion-MNIST images (`cifar10_setup` subsets, seed 0), with the step noise drawn in one of two structures:
 
 - token:  sigma * eps with eps independent per token and feature (what the kernel was trained and is sampled with);
 - shared: sigma * eps with one eps per example and feature, the same for every token (each token's marginal is unchanged, but
           the noise no longer averages out when the head pools the tokens);
 
 and with its scale either fixed (tau) or matched to the input's transition residual r(x) (`Director.transition_residual`):
-tau * (r(x) / mean r on the first --n validation images) ** alpha. alpha = 0.5 matches the noise variance to the squared one-step
+tau * (r(x) / mean r on a random --n validation images) ** alpha. alpha = 0.5 matches the noise variance to the squared one-step
 error the frozen model's own path shows on that input; larger alpha over-amplifies it. It records accuracy, ECE and NLL of the
 S-sample mean on the test images, the mean MI on both sets, and the OOD AUROC by MI and by MSP. Writes
 results/mi-noise-structure.json (quoted on the calibration ablation page). A diagnostic: none of these settings is a library
@@ -32,7 +32,7 @@ from director.metrics import evaluate
 REPO = Path(__file__).resolve().parents[1]
 p = argparse.ArgumentParser()
 p.add_argument('--seeds', type=int, nargs='+', default=[1, 2])
-p.add_argument('--n', type=int, default=1000, help='test, OOD and validation images (the first n of each)')
+p.add_argument('--n', type=int, default=1000, help='test, OOD and validation images (a random n of each, seed 0)')
 p.add_argument('--ckpt-dir', default=str(REPO/'runs'/'bench'/'cifar10-noaug'))
 p.add_argument('--out', default=str(REPO/'results'/'mi-noise-structure.json'))
 a = p.parse_args()
@@ -89,7 +89,7 @@ for seed in a.seeds:
 with atomic_write(Path(a.out), 'w') as f:
     json.dump(dict(n=a.n, S=10, settings=[dict(noise=s, tau=t, alpha=al) for s, t, al in SETTINGS], commit=git_commit(),
                    variant='CIFAR-10 (JPEG copy); OOD: Fashion-MNIST test, padded to 32x32x3',
-                   deviations=su.deviations + f"; the first {a.n} test, OOD and validation images; the kernel's rollouts alone "
+                   deviations=su.deviations + f"; a random {a.n} test, OOD and validation images (seed 0); the kernel's rollouts alone "
                               "(no frozen model, no temperature); the noise structures and residual scaling are a diagnostic, not the method",
                    rows=rows), f, indent=1)
 log('wrote', a.out)
