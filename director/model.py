@@ -610,7 +610,7 @@ def transition_residual(self:Director, batch, # a batch as the adapter expects (
     return self.step_errors(batch, max_rows).sum(0)
 
 
-# %% ../nbs/14_model.ipynb #f043a405
+# %% ../nbs/14_model.ipynb #bd876206
 _NO_TEACHER_NOVELTY = ("this DIRECTOR adds novelty noise, which reads the frozen model's feature path, and no frozen model is attached: call "
                        "`d.attach_teacher(adapt(model))` with the model it was distilled from, or load the checkpoint it was saved in")
 
