@@ -163,15 +163,13 @@ def _sample_gens(n:int, generator:torch.Generator|None, device, seeds:list|None=
     seeds = torch.randint(0, 2**62, (n,), generator=generator, device=generator.device if generator is not None else 'cpu').tolist()
     return [torch.Generator(device=device).manual_seed(s) for s in seeds]
 
-def _shared_gens(gens:list)->list:
-    "Generators of the per-example shared noise, derived from the per-sample ones (the token noise stream stays as it is)."
-    one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), 104729))
+def _derived_gens(gens:list, salt:int)->list:
+    "Generators derived from the per-sample ones by `salt`, so another noise stream leaves the token noise as it is."
+    one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), salt))
     return [[one(x) for x in g] if isinstance(g, list) else one(g) for g in gens]
 
-def _novelty_gens(gens:list)->list:
-    "Generators of the novelty noise (`Director.calibrate(novelty=True)`), derived from the per-sample ones like `_shared_gens`, with another salt."
-    one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), 130363))
-    return [[one(x) for x in g] if isinstance(g, list) else one(g) for g in gens]
+def _shared_gens(gens:list)->list: return _derived_gens(gens, 104729) # the per-example shared noise (noise='shared')
+def _novelty_gens(gens:list)->list: return _derived_gens(gens, 130363) # the novelty noise (`Director.calibrate(novelty=True)`)
 
 def _fill(eps:torch.Tensor, gens:list)->torch.Tensor:
     "Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i]."
@@ -445,7 +443,7 @@ def _golden(f, lo:float, hi:float, n_iter:int=20)->tuple:
 
 # %% ../nbs/14_model.ipynb #8fe162f3
 class CalibrationError(ValueError):
-    "A post-hoc fit refused by `Director.calibrate`: `param` ('tau' or 'temperature'), the fitted `value` and the (x, NLL) pairs `seen`."
+    "A post-hoc fit refused by `Director.calibrate`: `param` (e.g. 'tau', 'temperature', 'teacher_temperature'), the fitted `value` and the (x, NLL) pairs `seen`."
     def __init__(self, msg:str, param:str, value:float, seen:list): super().__init__(msg); self.param, self.value, self.seen = param, value, seen
 
 def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool, bounds_arg:str|None=None, alt:str|None=None):
