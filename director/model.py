@@ -77,7 +77,7 @@ def temperature(self:Director)->float:
     "T, the post-hoc logit temperature of the predictive (1 = as trained)."
     return float((self.spec.get('calibration') or {}).get('temperature', 1.0))
 
-_NOVELTY_KEYS = ('novelty_thresholds', 'novelty_quantile', 'novelty_scale')
+_NOVELTY_KEYS = ('novelty_thresholds', 'novelty_quantile', 'novelty_scale', 'novelty_budget')
 
 @patch(as_prop=True)
 def novelty_thresholds(self:Director)->list|None:
@@ -521,6 +521,30 @@ def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, tempe
     _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge, 'scale_bounds', 'leave the anchor out (anchor=False)')
     return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
 
+# %% ../nbs/14_model.ipynb #5f0f55dc
+def _fit_novelty_scale(nll, # κ (or None: no novelty noise) -> validation NLL of the final predictive
+                       nov:dict, budget:float, nll_ts:float, bounds:tuple, n_iter:int)->dict:
+    "The novelty keys with κ fitted: the largest κ in `bounds` (bisection on log κ) whose NLL stays within `budget` of the lead over `nll_ts`."
+    lo, hi = bounds; seen = []
+    def ev(k): v = float(nll(k)); seen.append((k, v)); return v if math.isfinite(v) else math.inf
+    base = float(nll(None)); lead = nll_ts - base
+    limit = base + budget * lead
+    vals = lambda: ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen))
+    def refuse(why, fix, value):
+        raise CalibrationError(f"`novelty_budget`: {why} (validation NLL without novelty noise {base:.4g}, temperature-scaled frozen model "
+                               f"{nll_ts:.4g}; seen (κ: NLL) {vals() or 'none'}). The model is unchanged. Fix: {fix}", 'novelty_scale', value, seen)
+    if not (math.isfinite(base) and lead > 0):
+        refuse('the predictive has no NLL lead over the temperature-scaled frozen model to spend', 'set `novelty_scale` by hand (novelty_budget=None)', float('nan'))
+    if ev(hi) <= limit: refuse(f'even κ = {hi:.4g} stays within the budget, so κ lies on the search boundary {tuple(bounds)}', 'widen `novelty_bounds`', hi)
+    if ev(lo) > limit: refuse(f'already κ = {lo:.4g} spends more than the budget, so κ lies on the search boundary {tuple(bounds)}', 'widen `novelty_bounds` or raise `novelty_budget`', lo)
+    a, b = math.log(lo), math.log(hi)
+    for _ in range(n_iter):
+        m = (a + b) / 2
+        if ev(math.exp(m)) <= limit: a = m
+        else: b = m
+    return {**nov, 'novelty_scale': math.exp(a), 'novelty_budget': budget}
+
+
 # %% ../nbs/14_model.ipynb #c03eeb9f
 @patch
 def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or dict batches with labels (never the test set)
@@ -531,6 +555,9 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
               novelty:bool=False, # first add the novelty noise (needs `attach_teacher`): its per-step thresholds are the validation quantile below
               novelty_quantile:float=0.95, # the thresholds q_t: this quantile of the validation inputs' step errors
               novelty_scale:float=1.0, # κ: the novelty noise has variance κ·max(0, e_t(x) − q_t) per feature
+              novelty_budget:float|None=None, # fit κ instead (novelty=True): the largest κ spending at most this share of the validation NLL lead over the temperature-scaled frozen model
+              novelty_bounds:tuple=(1/16, 4096.), # search interval of the fitted κ
+              novelty_iter:int=6, # bisection steps of the fitted κ (each one pass of S rollouts over the validation inputs)
               seed:int=0, # common random numbers: batch i always gets the noise of seed + i
               tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.), # search intervals (lo, hi), lo > 0
               scale_bounds:tuple=(1/4, 4.), # search interval of the common temperature scale of the anchored mixture
@@ -547,8 +574,12 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         check_value('novelty_quantile', isinstance(novelty_quantile, float) and 0 < novelty_quantile < 1, novelty_quantile, 'a float in (0, 1), e.g. 0.95')
         check_value('novelty_scale', isinstance(novelty_scale, (int, float)) and not isinstance(novelty_scale, bool) and math.isfinite(novelty_scale) and novelty_scale > 0,
                     novelty_scale, 'a finite number > 0, e.g. 1.0')
+    if novelty_budget is not None:
+        check_value('novelty_budget', novelty, novelty_budget, 'None unless novelty=True (the budget fits the novelty noise\'s scale κ)')
+        check_value('novelty_budget', isinstance(novelty_budget, float) and 0 < novelty_budget < 1, novelty_budget, 'None or a float in (0, 1), e.g. 0.25')
+        check_type('novelty_iter', novelty_iter, int); check_value('novelty_iter', novelty_iter >= 1, novelty_iter, 'an integer >= 1')
     check_type('n_iter', n_iter, int); check_value('n_iter', n_iter >= 1, n_iter, 'an integer >= 1')
-    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds)):
+    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds), ('novelty_bounds', novelty_bounds)):
         ok = isinstance(b, (tuple, list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in b) and 0 < b[0] < b[1]
         check_value(k, ok, b, 'a pair (lo, hi) of finite numbers with 0 < lo < hi')
     check_loader(valid_dl, self.n_classes, 'valid_dl')
@@ -564,6 +595,17 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         with evaluating(self): return torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
+        if novelty_budget is not None:
+            def with_scale(kappa):  # the validation NLL of the final predictive (T and anchor refitted) with κ, or without novelty noise (None)
+                nonlocal nov
+                nov, keep = ({**nov, 'novelty_scale': kappa} if kappa else {}), nov
+                try: zs = logits(tau0)
+                finally: nov = keep
+                T_k, v_k, _, _ = fit_T(zs)
+                return _anchor_grid(zt / Tf, zs / T_k, y, scale_bounds, n_iter)[2] if anchor else v_k
+            zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
+            Tf, v_ts, _, _ = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
+            nov = _fit_novelty_scale(with_scale, nov, novelty_budget, v_ts, novelty_bounds, novelty_iter)
         before = self._valid_nll(data, y, n, seed, max_rows) if cal0 else _mix_nll(logits(tau0), y, T0)
         tau_fit, v, seen, edge = _golden(lambda t: fit_T(logits(t))[1], *tau_bounds, n_iter) if tau else (tau0, 0., [], False)
         if tau: _refuse_fit('tau', tau_fit, v, tau_bounds, seen, edge)
