@@ -64,21 +64,22 @@ def _hwm()->int|None:
 _ACTIVE = []  # the PeakMemory contexts now open, outermost first
 
 class PeakMemory:
-    "Context manager: `peak_bytes` added inside it and the `method` used (CUDA allocator peak on a GPU; the kernel's peak RSS on Linux; sampled RSS elsewhere). Contexts may nest."
+    "Context manager: `peak_bytes` added inside it and the `method` used (CUDA allocator peak on a GPU; on a CPU the larger of the kernel's peak RSS, where it can be reset, and a sampled RSS). Contexts may nest."
     def __init__(self, device=None, # the device whose memory is measured (default: `default_device()`)
-                 interval:float=5e-4): # sampling period in seconds, where the kernel's peak counter cannot be reset
+                 interval:float=5e-4): # RSS sampling period in seconds (CPU)
         self.device = device if isinstance(device, torch.device) else default_device(device)
-        self.interval, self.peak_bytes, self.method = interval, None, None
+        self.interval, self.peak_bytes, self.method, self._hwm_ok = interval, None, None, False
     def _read(self):
         "The resettable peak counter's value now (bytes)."
-        return torch.cuda.max_memory_allocated(self.device) if self.method.startswith('torch.cuda') else _hwm()
+        return torch.cuda.max_memory_allocated(self.device) if self.device.type == 'cuda' else (_hwm() or 0)
     def _sample(self):
         while not self._stop.is_set():
             self._peak = max(self._peak, _rss()); self._stop.wait(self.interval)
     def __enter__(self):
         gc.collect()
         for outer in _ACTIVE:  # an enclosing context keeps the peak it had seen before this one resets the counter
-            if outer.method != 'rss-sampler' and outer.device.type == self.device.type: outer._carry = max(outer._carry, outer._read())
+            if outer.device.type == self.device.type and (outer.device.type == 'cuda' or outer._hwm_ok):
+                outer._carry = max(outer._carry, outer._read())
         self._carry = 0
         if self.device.type == 'cuda':
             self.method = 'torch.cuda.max_memory_allocated'
@@ -86,20 +87,19 @@ class PeakMemory:
             self._base = torch.cuda.memory_allocated(self.device)
         else:
             _malloc_trim()
-            if _hwm_reset(): self.method, self._base = 'VmHWM', _rss()  # exact: the kernel tracks the peak, nothing is sampled
-            else:  # may miss a peak shorter than `interval`
-                self.method = 'rss-sampler'
-                self._base = self._peak = _rss()
-                self._stop = threading.Event(); self._t = threading.Thread(target=self._sample, daemon=True); self._t.start()
+            self._hwm_ok = _hwm_reset()  # the kernel's own peak counter sees even a microsecond-long allocation ...
+            self.method = 'VmHWM+rss-sampler' if self._hwm_ok else 'rss-sampler'
+            self._base = self._peak = _rss()  # ... but some kernels update it lazily, so a sampler runs beside it
+            self._stop = threading.Event(); self._t = threading.Thread(target=self._sample, daemon=True); self._t.start()
         _ACTIVE.append(self)
         return self
     def __exit__(self, *exc):
         if self in _ACTIVE: _ACTIVE.remove(self)
-        if self.method == 'rss-sampler':
-            self._peak = max(self._peak, _rss()); self._stop.set(); self._t.join(); peak = self._peak
+        if self.device.type == 'cuda':
+            torch.cuda.synchronize(self.device); peak = max(self._carry, self._read())
         else:
-            if self.device.type == 'cuda': torch.cuda.synchronize(self.device)
-            peak = max(self._carry, self._read())
+            self._peak = max(self._peak, _rss()); self._stop.set(); self._t.join()
+            peak = max(self._peak, self._carry, self._read() if self._hwm_ok else 0)
         self.peak_bytes = int(max(0, peak - self._base))
         return False
 
