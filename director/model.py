@@ -89,6 +89,13 @@ def novelty_scale(self:Director)->float:
     "κ, the novelty noise's variance per unit of excess step error (1 until `calibrate(novelty=True)` sets it)."
     return float((self.spec.get('calibration') or {}).get('novelty_scale', 1.0))
 
+_NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget')
+
+@patch(as_prop=True)
+def novelty_temp_scale(self:Director)->float:
+    "β, the novelty temperature's growth per unit of relative excess residual (0: off, until `calibrate(novelty_temp=True)` fits it)."
+    return float((self.spec.get('calibration') or {}).get('novelty_temp_scale', 0.0))
+
 
 # %% ../nbs/14_model.ipynb #a85bfa1c
 def _default_heads(spec:dict, dim:int)->int:
@@ -391,12 +398,15 @@ def teacher_logits(self:Director, batch)->torch.Tensor:
 def predict_components(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
                        seeds:list|None=None # one seed per example (see `rollout`)
                       )->tuple:
-    "(logits (K, B, C), each divided by its temperature; weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
+    "(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted); weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
     with evaluating(self): z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds).float() / self.temperature
+    s = self.novelty_temperature(batch, max_rows) if self.novelty_temp_scale > 0 else None
+    if s is not None: z = z / s[None, :, None]
     S, w = z.shape[0], self.anchor_weight
     if w == 0: return z, torch.full((S,), 1 / S, device=z.device)
     check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER}')
     zt = self.teacher_logits(batch) / self.teacher_temperature
+    if s is not None: zt = zt / s[:, None]
     return torch.cat([zt[None], z]), torch.tensor([w] + [(1 - w) / S] * S, device=z.device)
 
 # %% ../nbs/14_model.ipynb #4d104eb1
@@ -522,27 +532,35 @@ def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, tempe
     return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
 
 # %% ../nbs/14_model.ipynb #5f0f55dc
-def _fit_novelty_scale(nll, # κ (or None: no novelty noise) -> validation NLL of the final predictive
-                       nov:dict, budget:float, nll_ts:float, bounds:tuple, n_iter:int)->dict:
-    "The novelty keys with κ fitted: the largest κ in `bounds` (bisection on log κ) whose NLL stays within `budget` of the lead over `nll_ts`."
+def _fit_by_budget(nll, # x (or None: the part left out) -> validation NLL of the final predictive
+                   budget:float, nll_ts:float, bounds:tuple, n_iter:int,
+                   names:tuple=('κ', 'novelty_budget', 'novelty_scale', 'novelty_bounds', 'novelty noise'))->tuple:
+    "(x, seen): the largest x in `bounds` (bisection on log x) whose NLL stays within `budget` of the lead over `nll_ts`; refused on the boundary or without a lead."
+    sym, barg, sarg, bnds, what = names
     lo, hi = bounds; seen = []
     def ev(k): v = float(nll(k)); seen.append((k, v)); return v if math.isfinite(v) else math.inf
     base = float(nll(None)); lead = nll_ts - base
     limit = base + budget * lead
     vals = lambda: ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen))
     def refuse(why, fix, value):
-        raise CalibrationError(f"`novelty_budget`: {why} (validation NLL without novelty noise {base:.4g}, temperature-scaled frozen model "
-                               f"{nll_ts:.4g}; seen (κ: NLL) {vals() or 'none'}). The model is unchanged. Fix: {fix}", 'novelty_scale', value, seen)
+        raise CalibrationError(f"`{barg}`: {why} (validation NLL without {what} {base:.4g}, temperature-scaled frozen model "
+                               f"{nll_ts:.4g}; seen ({sym}: NLL) {vals() or 'none'}). The model is unchanged. Fix: {fix}", sarg, value, seen)
     if not (math.isfinite(base) and lead > 0):
-        refuse('the predictive has no NLL lead over the temperature-scaled frozen model to spend', 'set `novelty_scale` by hand (novelty_budget=None)', float('nan'))
-    if ev(hi) <= limit: refuse(f'even κ = {hi:.4g} stays within the budget, so κ lies on the search boundary {tuple(bounds)}', 'widen `novelty_bounds`', hi)
-    if ev(lo) > limit: refuse(f'already κ = {lo:.4g} spends more than the budget, so κ lies on the search boundary {tuple(bounds)}', 'widen `novelty_bounds` or raise `novelty_budget`', lo)
+        refuse('the predictive has no NLL lead over the temperature-scaled frozen model to spend', f'set `{sarg}` by hand ({barg}=None)', float('nan'))
+    if ev(hi) <= limit: refuse(f'even {sym} = {hi:.4g} stays within the budget, so {sym} lies on the search boundary {tuple(bounds)}', f'widen `{bnds}`', hi)
+    if ev(lo) > limit: refuse(f'already {sym} = {lo:.4g} spends more than the budget, so {sym} lies on the search boundary {tuple(bounds)}', f'widen `{bnds}` or raise `{barg}`', lo)
     a, b = math.log(lo), math.log(hi)
     for _ in range(n_iter):
         m = (a + b) / 2
         if ev(math.exp(m)) <= limit: a = m
         else: b = m
-    return {**nov, 'novelty_scale': math.exp(a), 'novelty_budget': budget}
+    return math.exp(a), seen
+
+def _fit_novelty_scale(nll, # κ (or None: no novelty noise) -> validation NLL of the final predictive
+                       nov:dict, budget:float, nll_ts:float, bounds:tuple, n_iter:int)->dict:
+    "The novelty keys with κ fitted: the largest κ in `bounds` (bisection on log κ) whose NLL stays within `budget` of the lead over `nll_ts`."
+    kappa, _ = _fit_by_budget(nll, budget, nll_ts, bounds, n_iter)
+    return {**nov, 'novelty_scale': kappa, 'novelty_budget': budget}
 
 
 # %% ../nbs/14_model.ipynb #c03eeb9f
@@ -558,6 +576,10 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
               novelty_budget:float|None=None, # fit κ instead (novelty=True): the largest κ spending at most this share of the validation NLL lead over the temperature-scaled frozen model
               novelty_bounds:tuple=(1/16, 4096.), # search interval of the fitted κ
               novelty_iter:int=6, # bisection steps of the fitted κ (each one pass of S rollouts over the validation inputs)
+              novelty_temp:bool=False, # last, divide every component's logits by s(x) = 1 + β·max(0, r(x)/q − 1) (needs `attach_teacher`), β fitted by budget
+              novelty_temp_quantile:float=0.5, # q: this quantile of the validation inputs' transition residuals r(x)
+              novelty_temp_budget:float=0.25, # β: the largest value spending at most this share of the validation NLL lead over the temperature-scaled frozen model
+              novelty_temp_bounds:tuple=(1/256, 256.), # search interval of β
               seed:int=0, # common random numbers: batch i always gets the noise of seed + i
               tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.), # search intervals (lo, hi), lo > 0
               scale_bounds:tuple=(1/4, 4.), # search interval of the common temperature scale of the anchored mixture
@@ -566,20 +588,26 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     "Fit the noise scale τ, the logit temperature T and (anchor=True) the frozen model's share, on validation NLL of the predictive; stored in `spec['calibration']`."
     n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool); check_type('anchor', anchor, bool)
     check_type('seed', seed, int)
-    check_type('novelty', novelty, bool)
-    check_value('tau', tau or temperature or anchor or novelty, (tau, temperature, anchor, novelty), 'True, or temperature=True, anchor=True or novelty=True (there is nothing to fit)')
+    check_type('novelty', novelty, bool); check_type('novelty_temp', novelty_temp, bool)
+    check_value('tau', tau or temperature or anchor or novelty or novelty_temp, (tau, temperature, anchor, novelty, novelty_temp),
+                'True, or temperature=True, anchor=True, novelty=True or novelty_temp=True (there is nothing to fit)')
     if anchor: check_value('teacher', self.has_teacher, None, 'attached for anchor=True: call `d.attach_teacher(adapt(model))` first')
     if novelty:
         check_value('teacher', self.has_teacher, None, 'attached for novelty=True: call `d.attach_teacher(adapt(model))` first')
         check_value('novelty_quantile', isinstance(novelty_quantile, float) and 0 < novelty_quantile < 1, novelty_quantile, 'a float in (0, 1), e.g. 0.95')
         check_value('novelty_scale', isinstance(novelty_scale, (int, float)) and not isinstance(novelty_scale, bool) and math.isfinite(novelty_scale) and novelty_scale > 0,
                     novelty_scale, 'a finite number > 0, e.g. 1.0')
+    if novelty_temp:
+        check_value('teacher', self.has_teacher, None, 'attached for novelty_temp=True: call `d.attach_teacher(adapt(model))` first')
+        check_value('novelty_temp_quantile', isinstance(novelty_temp_quantile, float) and 0 < novelty_temp_quantile < 1, novelty_temp_quantile, 'a float in (0, 1), e.g. 0.5')
+        check_value('novelty_temp_budget', isinstance(novelty_temp_budget, float) and 0 < novelty_temp_budget < 1, novelty_temp_budget, 'a float in (0, 1), e.g. 0.25')
     if novelty_budget is not None:
         check_value('novelty_budget', novelty, novelty_budget, 'None unless novelty=True (the budget fits the novelty noise\'s scale κ)')
         check_value('novelty_budget', isinstance(novelty_budget, float) and 0 < novelty_budget < 1, novelty_budget, 'None or a float in (0, 1), e.g. 0.25')
         check_type('novelty_iter', novelty_iter, int); check_value('novelty_iter', novelty_iter >= 1, novelty_iter, 'an integer >= 1')
     check_type('n_iter', n_iter, int); check_value('n_iter', n_iter >= 1, n_iter, 'an integer >= 1')
-    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds), ('novelty_bounds', novelty_bounds)):
+    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds), ('novelty_bounds', novelty_bounds),
+                 ('novelty_temp_bounds', novelty_temp_bounds)):
         ok = isinstance(b, (tuple, list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in b) and 0 < b[0] < b[1]
         check_value(k, ok, b, 'a pair (lo, hi) of finite numbers with 0 < lo < hi')
     check_loader(valid_dl, self.n_classes, 'valid_dl')
@@ -591,7 +619,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
     def logits(t):
-        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS}, **nov, 'tau': t}
+        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS}, **nov, 'tau': t}
         with evaluating(self): return torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
@@ -616,7 +644,16 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         if cal0 is None: self.spec.pop('calibration', None)
         else: self.spec['calibration'] = cal0
     if anchor: T_fit, after = T_fit * extra['anchor_scale'], extra.pop('valid_nll')
-    self.spec['calibration'] = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    cal = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    if novelty_temp:
+        self.spec['calibration'] = cal
+        try: cal = {**cal, **self._fit_novelty_temp(data, y, n, seed, max_rows, novelty_temp_quantile, novelty_temp_budget, novelty_temp_bounds, temperature_bounds, n_iter)}
+        except BaseException:
+            if cal0 is None: self.spec.pop('calibration', None)
+            else: self.spec['calibration'] = cal0
+            raise
+        cal['valid_nll_after'] = cal.pop('valid_nll')
+    self.spec['calibration'] = cal
     if anchor and extra['anchor_weight'] == 1:
         warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so the predictive is the "
                       "temperature-scaled model alone; check the distillation (its validation accuracy) or use `anchor=False`", UserWarning, stacklevel=2)
@@ -674,6 +711,52 @@ def _novelty_thresholds(self:Director, data:list, quantile:float, scale:float, d
                                "check the validation data and the frozen model", 'novelty_thresholds', float('nan'), [])
     return dict(novelty_thresholds=q.tolist(), novelty_quantile=quantile, novelty_scale=scale)
 
+
+# %% ../nbs/14_model.ipynb #99b56126
+_NO_TEACHER_TEMP = ("this DIRECTOR divides its logits by a novelty temperature, which reads the frozen model's feature path, and no frozen model "
+                    "is attached: call `d.attach_teacher(adapt(model))` with the model it was distilled from, or load the checkpoint it was saved in")
+
+@patch
+def novelty_temperature(self:Director, batch, max_rows:int|None=None)->torch.Tensor:
+    "(B,): s(x) = 1 + β·max(0, r(x)/q − 1), the per-input temperature dividing every component's logits (ones while β = 0)."
+    check_value('teacher', self.has_teacher, None, f'attached: {_NO_TEACHER_TEMP}')
+    r, b = self.transition_residual(batch, max_rows), self.novelty_temp_scale
+    if b == 0: return torch.ones_like(r)
+    q = (self.spec.get('calibration') or {}).get('novelty_temp_threshold')
+    check_value("spec['calibration']['novelty_temp_threshold']", isinstance(q, (int, float)) and math.isfinite(q) and q > 0, q,
+                'a finite number > 0; re-run `calibrate(novelty_temp=True)`')
+    return 1 + b * (r / q - 1).clamp_min(0)
+
+# %% ../nbs/14_model.ipynb #b55b8dc2
+def _temp_nll(z:torch.Tensor, w:torch.Tensor, y:torch.Tensor, s:torch.Tensor)->float:
+    "Mean −log Σ_k w_k softmax(z_k / s)_y of component logits z (K, n, C), weights w (K,) and per-input temperatures s (n,)."
+    lp = (z / s[None, :, None]).log_softmax(-1).gather(-1, y.expand(z.shape[0], -1)[..., None])[..., 0]
+    return -torch.logsumexp(lp + w.log()[:, None], 0).mean().item()
+
+@patch
+def _fit_novelty_temp(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows, quantile:float, budget:float, bounds:tuple,
+                      temperature_bounds:tuple, n_iter:int)->dict:
+    "The novelty-temperature keys of `spec['calibration']` for the predictive now in the spec, with β fitted by `budget`; and its `valid_nll`."
+    dev = y.device
+    comps = [self.predict_components(to_device(x, dev), n, generator=torch.Generator(device=dev).manual_seed(seed + i), max_rows=max_rows)
+             for i, (x, _) in enumerate(data)]
+    z, w = torch.cat([c[0] for c in comps], 1), comps[0][1]
+    r = torch.cat([self.transition_residual(to_device(x, dev), max_rows) for x, _ in data]).double()
+    q = float(torch.quantile(r, quantile))
+    if not (math.isfinite(q) and q > 0):
+        raise CalibrationError(f"`novelty_temp`: the {quantile} quantile of the validation inputs' transition residuals is {q:.4g}, not a finite number > 0; "
+                               "check the validation data and the frozen model", 'novelty_temp_threshold', q, [])
+    zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
+    _, v_ts, _, _ = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
+    excess = (r / q - 1).clamp_min(0).float()
+    nll = lambda b: _temp_nll(z, w, y, 1 + (b or 0.) * excess)
+    keys, base = dict(novelty_temp_threshold=q, novelty_temp_quantile=quantile, novelty_temp_budget=budget), nll(None)
+    if math.isfinite(base) and not v_ts > base:
+        warnings.warn(f"`novelty_temp`: the predictive has no validation NLL lead over the temperature-scaled frozen model ({base:.4g} vs {v_ts:.4g}), "
+                      "so there is nothing to spend and the novelty temperature is off (β = 0)", UserWarning, stacklevel=3)
+        return {**keys, 'novelty_temp_scale': 0.0, 'valid_nll': base}
+    beta, _ = _fit_by_budget(nll, budget, v_ts, bounds, 30, ('β', 'novelty_temp_budget', 'novelty_temp_scale', 'novelty_temp_bounds', 'the novelty temperature'))
+    return {**keys, 'novelty_temp_scale': beta, 'valid_nll': nll(beta)}
 
 # %% ../nbs/14_model.ipynb #43a92756
 @patch

@@ -43,8 +43,9 @@ class Candidate:
     extension:tuple = () # labels of what goes beyond the paper (empty: the authors' recipe)
     novelty:bool = False # add the novelty noise, its thresholds read on validation (`Director.calibrate(novelty=True)`)
     novelty_budget:float|None = None # fit the novelty noise's κ by this budget (`Director.calibrate(novelty_budget=)`); None: κ = 1
+    novelty_temp:bool = False # divide the logits by the novelty temperature, β fitted by its default budget (`Director.calibrate(novelty_temp=True)`)
     @property
-    def posthoc(self)->bool: return self.tau or self.temperature or self.anchor or self.novelty
+    def posthoc(self)->bool: return self.tau or self.temperature or self.anchor or self.novelty or self.novelty_temp
 
 # %% ../../nbs/bench/ablation.ipynb #2fd46ec8
 _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the mean (extension of the authors' recipe)",
@@ -55,6 +56,7 @@ _X = dict(kl="Gaussian NLL/KL transition loss instead of the authors' MSE on the
           temp="logit temperature on DIRECTOR's predictive, fitted on validation NLL (extension)",
           novelty="novelty noise: per-example noise shared by the tokens, its variance the kernel's one-step error on the frozen model's path beyond the 95% validation quantile (extension)",
           novelty_fit="novelty noise with its scale fitted on validation: the largest kappa spending at most 25% of the validation NLL lead over the temperature-scaled frozen model (extension)",
+          novelty_temp="novelty temperature: every component's logits divided by 1 + beta*max(0, r(x)/q - 1), r the transition residual, q its validation median, beta the largest value spending at most 25% of the validation NLL lead over the temperature-scaled frozen model (extension)",
           anchor="the frozen model mixed into the predictive: its temperature, its weight w and a common temperature scale fitted on validation NLL (extension)")
 _T = dict(kl=(('l1', 'kl'),), mixture=(('l2', 'mixture'), ('n_rollouts', 4)), shared=(('noise', 'shared'),),
           free_sigma=(('sigma_target', 'free'), ('lam_var', 0.2)))
@@ -70,13 +72,14 @@ def candidate(name:str)->Candidate:
     check_value('name', not bad and len(set(parts)) == len(parts), name, f"'director_paper' or parts from {list(_X)} joined by '+', each once")
     train = tuple(kv for p in parts for kv in _T.get(p, ()))
     return Candidate(train, 'tau' in parts, 'temp' in parts, 'anchor' in parts, tuple(_X[p] for p in parts),
-                     novelty='novelty' in parts or 'novelty_fit' in parts, novelty_budget=NOVELTY_BUDGET if 'novelty_fit' in parts else None)
+                     novelty='novelty' in parts or 'novelty_fit' in parts, novelty_budget=NOVELTY_BUDGET if 'novelty_fit' in parts else None,
+                     novelty_temp='novelty_temp' in parts)
 
 PARTS = tuple(_X)
 REFERENCES = ('mle', 'ts') # the backbone itself and converged temperature scaling
 CANDIDATES = ('director_paper', 'tau', 'temp', 'tau+temp', 'kl+mixture', 'kl+mixture+tau+temp', 'kl', 'mixture', 'shared', 'free_sigma',
               'kl+mixture+shared+free_sigma', 'kl+mixture+shared+free_sigma+tau+temp', 'anchor', 'temp+anchor', 'tau+temp+anchor', 'mixture+temp+anchor',
-              'kl+anchor', 'shared+anchor', 'free_sigma+anchor', 'novelty+anchor', 'novelty_fit+anchor')
+              'kl+anchor', 'shared+anchor', 'free_sigma+anchor', 'novelty+anchor', 'novelty_fit+anchor', 'novelty_temp+anchor')
 
 # %% ../../nbs/bench/ablation.ipynb #bf3dbaa1
 def shifted_digits(x:torch.Tensor, # standardised digit images (N, 1, 8, 8), e.g. the test split of `director.data.load_digits`
@@ -249,12 +252,12 @@ def fit_candidate(ctx:SimpleNamespace, name:str)->SimpleNamespace:
     c, S = candidate(name), ctx.n_samples
     d, info = distilled(ctx, c.train)
     d.spec.pop('calibration', None)
-    if c.anchor or c.novelty: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model, **ctx.setup.adapt_opts))
+    if c.anchor or c.novelty or c.novelty_temp: d = copy.deepcopy(d).attach_teacher(adapt(ctx.model, **ctx.setup.adapt_opts))
     fit_s = info['train_time_s']
     refused = None
     if c.posthoc:
         try: _, dt, _, _ = timed(lambda: d.calibrate(ctx.loaders['valid'], n_samples=S, tau=c.tau, temperature=c.temperature, anchor=c.anchor,
-                                                novelty=c.novelty, novelty_budget=c.novelty_budget, seed=ctx.seed))
+                                                novelty=c.novelty, novelty_budget=c.novelty_budget, novelty_temp=c.novelty_temp, seed=ctx.seed))
         except ValueError as e: refused, dt = str(e), 0.  # a fit on the search boundary: kept uncalibrated, and the record says so
         fit_s += dt
     return SimpleNamespace(predict=lambda x: d.predict_proba(x, S), outputs=lambda dl: director_outputs(d, dl, S, ctx.seed), n_samples=S,
