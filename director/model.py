@@ -89,7 +89,7 @@ def novelty_scale(self:Director)->float:
     "κ, the novelty noise's variance per unit of excess step error (1 until `calibrate(novelty=True)` sets it)."
     return float((self.spec.get('calibration') or {}).get('novelty_scale', 1.0))
 
-_NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget')
+_NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget', 'novelty_temp_rescale')
 
 @patch(as_prop=True)
 def novelty_temp_scale(self:Director)->float:
@@ -647,12 +647,15 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     cal = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
     if novelty_temp:
         self.spec['calibration'] = cal
-        try: cal = {**cal, **self._fit_novelty_temp(data, y, n, seed, max_rows, novelty_temp_quantile, novelty_temp_budget, novelty_temp_bounds, temperature_bounds, n_iter)}
+        try: cal = {**cal, **self._fit_novelty_temp(data, y, n, seed, max_rows, novelty_temp_quantile, novelty_temp_budget, novelty_temp_bounds,
+                                                    temperature_bounds, scale_bounds, n_iter)}
         except BaseException:
             if cal0 is None: self.spec.pop('calibration', None)
             else: self.spec['calibration'] = cal0
             raise
         cal['valid_nll_after'] = cal.pop('valid_nll')
+        for k in ('temperature', 'teacher_temperature'):  # the refitted common scale of every component's temperature
+            if k in cal: cal[k] *= cal['novelty_temp_rescale']
     self.spec['calibration'] = cal
     if anchor and extra['anchor_weight'] == 1:
         warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so the predictive is the "
@@ -735,8 +738,8 @@ def _temp_nll(z:torch.Tensor, w:torch.Tensor, y:torch.Tensor, s:torch.Tensor)->f
 
 @patch
 def _fit_novelty_temp(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows, quantile:float, budget:float, bounds:tuple,
-                      temperature_bounds:tuple, n_iter:int)->dict:
-    "The novelty-temperature keys of `spec['calibration']` for the predictive now in the spec, with β fitted by `budget`; and its `valid_nll`."
+                      temperature_bounds:tuple, scale_bounds:tuple, n_iter:int)->dict:
+    "The novelty-temperature keys of `spec['calibration']` for the predictive now in the spec (β fitted by `budget`, a common scale c refitted at each β and folded into T and T_f); and its `valid_nll`."
     dev = y.device
     comps = [self.predict_components(to_device(x, dev), n, generator=torch.Generator(device=dev).manual_seed(seed + i), max_rows=max_rows)
              for i, (x, _) in enumerate(data)]
@@ -749,14 +752,19 @@ def _fit_novelty_temp(self:Director, data:list, y:torch.Tensor, n:int, seed:int,
     zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
     _, v_ts, _, _ = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
     excess = (r / q - 1).clamp_min(0).float()
-    nll = lambda b: _temp_nll(z, w, y, 1 + (b or 0.) * excess)
-    keys, base = dict(novelty_temp_threshold=q, novelty_temp_quantile=quantile, novelty_temp_budget=budget), nll(None)
+    def fit_c(b):  # (c, NLL, seen, edge): the common scale of all temperatures that is best at β = b
+        return _golden(lambda c: _temp_nll(z, w, y, c * (1 + (b or 0.) * excess)), *scale_bounds, n_iter)
+    nll = lambda b: fit_c(b)[1]
+    keys, base = dict(novelty_temp_threshold=q, novelty_temp_quantile=quantile, novelty_temp_budget=budget), _temp_nll(z, w, y, torch.ones_like(excess))
     if math.isfinite(base) and not v_ts > base:
         warnings.warn(f"`novelty_temp`: the predictive has no validation NLL lead over the temperature-scaled frozen model ({base:.4g} vs {v_ts:.4g}), "
                       "so there is nothing to spend and the novelty temperature is off (β = 0)", UserWarning, stacklevel=3)
-        return {**keys, 'novelty_temp_scale': 0.0, 'valid_nll': base}
-    beta, _ = _fit_by_budget(nll, budget, v_ts, bounds, 30, ('β', 'novelty_temp_budget', 'novelty_temp_scale', 'novelty_temp_bounds', 'the novelty temperature'))
-    return {**keys, 'novelty_temp_scale': beta, 'valid_nll': nll(beta)}
+        return {**keys, 'novelty_temp_scale': 0.0, 'novelty_temp_rescale': 1.0, 'valid_nll': base}
+    beta, _ = _fit_by_budget(lambda b: base if b is None else nll(b), budget, v_ts, bounds, 30,
+                             ('β', 'novelty_temp_budget', 'novelty_temp_scale', 'novelty_temp_bounds', 'the novelty temperature'))
+    c, v, seen, edge = fit_c(beta)
+    _refuse_fit('novelty_temp_rescale', c, v, scale_bounds, seen, edge, 'scale_bounds', 'leave the novelty temperature out (novelty_temp=False)')
+    return {**keys, 'novelty_temp_scale': beta, 'novelty_temp_rescale': c, 'valid_nll': v}
 
 # %% ../nbs/14_model.ipynb #43a92756
 @patch
