@@ -79,7 +79,8 @@ PARTS = tuple(_X)
 REFERENCES = ('mle', 'ts') # the backbone itself and converged temperature scaling
 CANDIDATES = ('director_paper', 'tau', 'temp', 'tau+temp', 'kl+mixture', 'kl+mixture+tau+temp', 'kl', 'mixture', 'shared', 'free_sigma',
               'kl+mixture+shared+free_sigma', 'kl+mixture+shared+free_sigma+tau+temp', 'anchor', 'temp+anchor', 'tau+temp+anchor', 'mixture+temp+anchor',
-              'kl+anchor', 'shared+anchor', 'free_sigma+anchor', 'novelty+anchor', 'novelty_fit+anchor', 'novelty_temp+anchor')
+              'kl+anchor', 'shared+anchor', 'free_sigma+anchor', 'novelty+anchor', 'novelty_fit+anchor', 'novelty_temp+anchor',
+              'novelty_fit+novelty_temp+anchor')
 
 # %% ../../nbs/bench/ablation.ipynb #bf3dbaa1
 def shifted_digits(x:torch.Tensor, # standardised digit images (N, 1, 8, 8), e.g. the test split of `director.data.load_digits`
