@@ -30,7 +30,7 @@ METHOD_DOCS = {
     'ensemble': "deep ensemble: M backbones trained from different seeds, mean of probabilities",
     'sgpa': "SGPA backbone (sparse-GP attention in every block), S passes, softmax of the mean logits",
     'kep_svgp': "KEP-SVGP backbone (yingyichen-cyy/KEP-SVGP; GP attention in the last block), S passes, softmax of the mean logits",
-    'director': "DIRECTOR as this library recommends it (extends the paper): the paper's distilled kernel, its rollouts mixed with the frozen model; the weight and both temperatures fitted on validation NLL",
+    'director': "DIRECTOR as this library recommends it (extends the paper): the paper's distilled kernel, its rollouts mixed with the frozen model (weight and both temperatures fitted on validation NLL), with novelty noise and a novelty temperature on inputs whose feature path the kernel does not recognise (scales fitted by a validation-NLL budget)",
     'director_paper': "DIRECTOR with the paper's recipe: MSE transition loss, weights (0.8, 0, 0.2), CE on one training rollout",
     'director_s1': "the recommended DIRECTOR sampled with one rollout (S = 1)",
 }

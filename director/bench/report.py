@@ -514,7 +514,11 @@ def recipe_lines(recs:list, # records (those without a `config` are skipped)
 def anchor_weights(recs:list, # records
                    split:str='test' # records of one split (the fit is shared by every split of a seed)
                   )->pd.DataFrame|None:
-    "Per seed: the fitted weight w of the frozen model, its temperature and the validation NLL before and after the fit (None without anchored `director` records)."
-    rows = {r['seed']: {k: r['fitted'].get(k) for k in ('anchor_weight', 'teacher_temperature', 'valid_nll_before', 'valid_nll_after')}
-            for r in recs if r['method'] == 'director' and r['split'] == split and r.get('posthoc') == 'anchor'}
-    return pd.DataFrame.from_dict(rows, orient='index').rename_axis('seed').sort_index().round(3) if rows else None
+    "Per seed: the post-hoc recipe, the fitted weight w of the frozen model, its temperature, κ and β where fitted, and the validation NLL before and after the fit (None without anchored `director` records)."
+    keys = ('anchor_weight', 'teacher_temperature', 'novelty_scale', 'novelty_temp_scale', 'valid_nll_before', 'valid_nll_after')
+    rows = {r['seed']: {'posthoc': r['posthoc'], **{k: r['fitted'].get(k) for k in keys}}
+            for r in recs if r['method'] == 'director' and r['split'] == split and 'anchor' in str(r.get('posthoc', '')).split('+')}
+    if not rows: return None
+    df = pd.DataFrame.from_dict(rows, orient='index').rename_axis('seed').sort_index()
+    df = df.drop(columns=[k for k in ('novelty_scale', 'novelty_temp_scale') if df[k].isna().all()])
+    return df.round(3)
