@@ -620,9 +620,14 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     cal0, tau0, T0 = self.spec.get('calibration'), self.noise_scale, self.temperature
     nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
+    memo = {}  # the rollouts are seeded per batch, so one setting (τ, novelty noise) always gives the same logits: each is computed once
     def logits(t):
+        key = (float(t), repr(sorted(nov.items())))
+        if key in memo: return memo[key]
         self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS}, **nov, 'tau': t}
-        with evaluating(self): return torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
+        with evaluating(self):
+            memo[key] = torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
+        return memo[key]
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
         if novelty_budget is not None:
