@@ -622,7 +622,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
     memo = {}  # the rollouts are seeded per batch, so one setting (τ, novelty noise) always gives the same logits: each is computed once
     def logits(t):
-        key = (float(t), repr(sorted(nov.items())))
+        key = (float(t), nov.get('novelty_scale'), tuple(nov.get('novelty_thresholds') or ()))  # what the rollouts read
         if key in memo: return memo[key]
         self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS}, **nov, 'tau': t}
         with evaluating(self):
