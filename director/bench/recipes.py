@@ -171,7 +171,9 @@ def _cifar_deviations(name, R, s, budget_minutes, bs, lr, mp, device, ood_set, a
     if device.type == 'cuda': dev.append('TF32 matrix products outside autocast')
     if (R.epochs, R.distill_epochs) != (300, 100):
         dev.append(f"{R.epochs} backbone / {R.distill_epochs} DIRECTOR epochs instead of 300 / 100" + (f" (--budget-minutes {budget_minutes}: x{s:.3f})" if s < 1 else ''))
-    if bs != 128: dev.append(f"batch {bs} with the learning rate scaled linearly to {lr:g} (paper: 128, 1e-3)")
+    if bs != 128 or R.lr_per_128 != 1e-3:
+        how = 'scaled linearly' if R.lr_per_128 == 1e-3 else f"{R.lr_per_128:g} per 128 images instead of the paper's 1e-3"
+        dev.append(f"batch {bs} at learning rate {lr:g} ({how}; paper: batch 128, 1e-3)")
     if mp != 'no': dev.append(f"{mp} autocast")
     dev.append("augmentation batch-wise on the device (same crop/flip distribution)" if augment else
                "no training augmentation (crop+flip off) for the backbone and the distillation: an overfitting ablation")
