@@ -33,7 +33,7 @@ p.add_argument('--directors', nargs='+', default=['director_paper', 'director', 
 p.add_argument('--ckpt-dir', default='runs/bench/cifar10-gpu')
 p.add_argument('--device', default='cuda')
 p.add_argument('--lr-per-128', type=float, default=None,
-               help="learning rate per 128 images of both stages (default: the recipe's 1e-3, scaled linearly to its batch of 512)")
+               help="learning rate per 128 images of both stages (default: the recipe's, 2.5e-4: 1e-3 at its batch of 512)")
 p.add_argument('--smoke', type=int, default=None, metavar='N',
                help='check the script itself: a tiny uncompiled ViT and a class-balanced N images of each split (the numbers mean nothing)')
 a = p.parse_args()

@@ -48,6 +48,7 @@ def _digits_cifar(sub):
     q.add_argument('--recipe', choices=list(CIFAR_RECIPES), default='paper')
     q.add_argument('--budget-minutes', type=float, default=None, help='total time budget; shortens the epochs in proportion (recorded)')
     q.add_argument('--data', default=None); q.add_argument('--bs', type=int, default=None, help='batch size (learning rate scaled linearly)')
+    q.add_argument('--lr', type=float, default=None, help="learning rate of both stages (default: the recipe's, scaled linearly to --bs)")
     q.add_argument('--epochs', type=int, default=None); q.add_argument('--distill-epochs', type=int, default=None)
     q.add_argument('--ood', default='auto', help="OOD set: auto, svhn, lsun, fashion_mnist, cifar100, or none")
     q.add_argument('--no-augment', action='store_true', help='train and distil without crop+flip (an overfitting ablation)')
@@ -123,7 +124,7 @@ def bench_parser()->argparse.ArgumentParser:
 def _recipe(a, r, c):
     if r == 'digits': return bench_digits(epochs=a.epochs, distill_epochs=a.distill_epochs, dim=a.dim, depth=a.depth, heads=a.heads,
                                           n_members=a.members, **{**c, 'device': a.device or 'cpu'})
-    if r == 'cifar10': return bench_cifar10(a.recipe, budget_minutes=a.budget_minutes, data_path=a.data, bs=a.bs, epochs=a.epochs,
+    if r == 'cifar10': return bench_cifar10(a.recipe, budget_minutes=a.budget_minutes, data_path=a.data, bs=a.bs, lr=a.lr, epochs=a.epochs,
                                             distill_epochs=a.distill_epochs, ood=None if a.ood == 'none' else a.ood, augment=not a.no_augment,
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,
                                             c_methods=a.c_methods, **c)
@@ -168,6 +169,7 @@ def _check_args(a):
         v = getattr(a, k, None)
         if v is not None and v < 1: raise ValueError(f"--{k.replace('_', '-')} must be an integer >= 1, got {v}")
     if getattr(a, 'budget_minutes', None) is not None and not a.budget_minutes > 0: raise ValueError(f"--budget-minutes must be > 0, got {a.budget_minutes}")
+    if getattr(a, 'lr', None) is not None and not a.lr > 0: raise ValueError(f"--lr must be > 0, got {a.lr}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
     if a.cmd == 'ablation':
