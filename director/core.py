@@ -119,12 +119,10 @@ def repo_root()->Path|None:
 
 # %% ../nbs/00_core.ipynb #7b0fd8bd
 def data_candidates(path:str|Path|None=None)->list[Path]:
-    "The folders searched for data, in order: `path`, `$DIRECTOR_DATA`, `../shared/data` beside the repository."
+    "The local folders searched for data, in order: `path`, then `$DIRECTOR_DATA` (the hub comes after them)."
     cands = []
     if path is not None: cands.append(Path(check_type('path', path, (str, Path))).expanduser())
     if os.environ.get('DIRECTOR_DATA'): cands.append(Path(os.environ['DIRECTOR_DATA']).expanduser())
-    root = repo_root()
-    if root is not None: cands.append(root.parent/'shared'/'data')
     return cands
 
 # %% ../nbs/00_core.ipynb #f83dd0b6
@@ -138,8 +136,7 @@ def find_data(name:str, # sub-folder (e.g. "cola") or file within a data folder
     for c in cands:
         if (c/name).exists(): return c/name
     searched = '\n'.join(f"  - {c/name}" for c in cands) or '  (no candidate folders)'
-    how = (f"Either pass `path=` to a folder containing `{name}`, set DIRECTOR_DATA to such a folder, "
-           f"or place the project's data at ../shared/data beside the repository")
+    how = f"Pass `path=` to a folder containing `{name}`, or set the environment variable DIRECTOR_DATA to such a folder"
     if public: how += f"; online, the loader can also fetch it from {public}"
     raise DataNotFoundError(f"dataset `{name}` not found. Searched, in order:\n{searched}\n{how}.")
 

@@ -229,6 +229,11 @@ def cifar_arrays(name:str='cifar10', # 'cifar10' or 'cifar100'
     return arrays, spec['variant']
 
 # %% ../nbs/18_data.ipynb #96bc5783
+def _check_cifar_args(valid_frac, augment):
+    "The arguments of the CIFAR loaders, checked before any file is read."
+    check_type('valid_frac', valid_frac, (int, float)); check_value('valid_frac', 0 <= valid_frac < 1, valid_frac, 'a fraction in [0, 1)')
+    check_type('augment', augment, bool)
+
 def _cifar_splits(name, arrays, variant, valid_frac, augment, stats=None):
     stats = stats or _CIFAR[name]['stats']
     vi = valid_indices(arrays['y_train'], valid_frac)
@@ -239,13 +244,14 @@ def _cifar_splits(name, arrays, variant, valid_frac, augment, stats=None):
                   test=mk(arrays['x_test'], arrays['y_test'], 'test', False))
 
 # %% ../nbs/18_data.ipynb #aee640da
-def load_cifar10(path:str|Path|None=None, # data folder searched first (layout of ../shared/data)
+def load_cifar10(path:str|Path|None=None, # data folder searched first (then $DIRECTOR_DATA, then the hub)
                  cache:str|Path|None=None, # cache folder for the decoded arrays
                  source:str='auto', # 'auto' (local copy, then Hugging Face `cifar10`), 'local' or 'hub'
                  valid_frac:float=0.1, # per-class fraction of the training set held out for validation
                  augment:bool=True # random crop (pad 4) + horizontal flip on the training split
                 )->Splits:
     "CIFAR-10 as Splits(train=45,000, valid=5,000, test=10,000) of `ImageSet`s, normalised with the CIFAR-10 statistics."
+    _check_cifar_args(valid_frac, augment)
     arrays, variant = cifar_arrays('cifar10', path, cache, source)
     return _cifar_splits('cifar10', arrays, variant, valid_frac, augment)
 
@@ -257,6 +263,7 @@ def load_cifar100(path:str|Path|None=None, # data folder searched first (expects
                   augment:bool=True # random crop (pad 4) + horizontal flip on the training split
                  )->Splits:
     "CIFAR-100 as Splits(train=45,000, valid=5,000, test=10,000), official fine labels, CIFAR-100 statistics."
+    _check_cifar_args(valid_frac, augment)
     arrays, variant = cifar_arrays('cifar100', path, cache, source)
     return _cifar_splits('cifar100', arrays, variant, valid_frac, augment)
 
@@ -363,6 +370,7 @@ def load_ood(name:str='auto', # 'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar1
     check_value('name', name in ('auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100', 'cifar10'), name,
                 "'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100' or 'cifar10'")
     _check_source(source); stats = _stats(stats)
+    check_value('mode', mode in ('pad', 'resize', 'crop'), mode, "'pad', 'resize' or 'crop'")
     if name == 'auto': name = 'fashion_mnist' if hf_offline() or source == 'local' else 'svhn'
     if name == 'fashion_mnist': x, y, variant = _ood_fashion(path, mode)
     elif name == 'svhn': x, y, variant = _ood_svhn(path, source, cache)
@@ -428,6 +436,9 @@ def load_cola(path:str|Path|None=None, # data folder searched first (expects col
              )->Splits:
     "CoLA as Splits(train, valid, test, ood) of `TextSet`s: pooled in-domain train+dev shuffled with `seed`; OOD = out-of-domain dev."
     check_type('seed', seed, int); _check_source(source)
+    split_sizes(100, valid_frac, test_frac)  # checks the fractions before any file is read
+    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length, bool) and max_length >= 2, max_length,
+                'an integer >= 2')
     tr, dev, ood, variant = _cola_rows(path, source)
     pooled = tr + dev; idx = list(range(len(pooled))); random.Random(seed).shuffle(idx)
     n_tr, n_va, n_te = split_sizes(len(pooled), valid_frac, test_frac)
@@ -485,6 +496,8 @@ def load_imdb(path:str|Path|None=None, # data folder searched first (expects imd
     check_type('seed', seed, int); _check_source(source)
     check_value('valid_frac', 0 <= valid_frac < 1, valid_frac, 'a fraction in [0, 1)')
     check_value('test_frac', 0 < test_frac < 1, test_frac, 'a fraction in (0, 1)')
+    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length, bool) and max_length >= 2, max_length,
+                'an integer >= 2')
     df, variant = _imdb_table(path, cache, source)
     idx = list(range(len(df))); random.Random(seed).shuffle(idx)
     n_te = round(test_frac * len(df)); n_va = round(valid_frac * (len(df) - n_te)); n_tr = len(df) - n_te - n_va

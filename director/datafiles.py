@@ -47,8 +47,8 @@ def missing_data(what:str, # dataset name for the message
     lines = [f"  - {p}" for p in searched] or ['  - (no local folder searched)']
     if hub: lines.append(f"  - Hugging Face `{hub}`: " + ('not contacted, HF_DATASETS_OFFLINE/HF_HUB_OFFLINE is set' if hf_offline()
                                                          else 'not tried'))
-    how = ("To provide it: pass `path=` to a folder laid out like ../shared/data, set DIRECTOR_DATA to such a folder, "
-           "or place the files in ../shared/data beside the repository")
+    how = ("To provide it: pass `path=` to a data folder holding these files (the layout `make_tiny_data` writes), "
+           "or set the environment variable DIRECTOR_DATA to such a folder")
     if hub: how += f"; or go online (unset HF_DATASETS_OFFLINE and HF_HUB_OFFLINE) so the loader fetches `{hub}`"
     return DataNotFoundError(f"dataset `{what}` not found. Searched, in order:\n" + '\n'.join(lines) + f"\n{how}." + (f" {hint}" if hint else ''))
 
@@ -93,7 +93,7 @@ def verify_file(f:str|Path, # the data file
     if listed is not None and listed != digest:
         raise CorruptDataError(f"checksum mismatch for {f}: SHA256SUMS lists {listed[:16]}…, the file hashes to {digest[:16]}…. "
                                "The copy is damaged or was modified; nothing was loaded from it. Restore the original file "
-                               "(e.g. copy it again from ../shared/data or its public source) or remove its SHA256SUMS line.")
+                               "(e.g. copy it again from its public source) or remove its SHA256SUMS line.")
     return digest
 
 # %% ../nbs/17a_datafiles.ipynb #59a2af84
@@ -186,7 +186,7 @@ def make_tiny_data(root:str|Path, # folder to write (created)
                    n_test:int=4, # CIFAR test images per class
                    seed:int=0
                   )->Path:
-    "Write tiny stand-ins of every `../shared/data` dataset (same layout and formats, with SHA256SUMS) under `root`."
+    "Write tiny stand-ins of every offline dataset (the data folder's layout and formats, with SHA256SUMS) under `root`."
     root = Path(check_type('root', root, (str, Path)))
     check_value('n_train', isinstance(n_train, int) and n_train >= 10, n_train, 'an integer >= 10')
     rng = np.random.default_rng(seed)

@@ -125,16 +125,19 @@ def cola_minilm_setup(split_seed:int=0, # seed of the in-domain train / valid / 
                       epochs:int=3, distill_epochs:int=3, # stage-1 / stage-2 epochs (those of `director bench cola-minilm`)
                       last_k:int=2, # DIRECTOR re-cuts the last k of MiniLM's 6 blocks
                       n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # first-n subsets (None: the whole split), for quick runs
-                      data_path=None, # CoLA folder (default: DIRECTOR_DATA, ../shared/data, then the hub)
+                      data_path=None, # CoLA folder (default: $DIRECTOR_DATA, then the hub)
                       device='cpu')->SimpleNamespace:
     "The CoLA-MiniLM ablation: the recipe of `director bench cola-minilm --l1 mse` (the authors' transition loss), with CoLA's out-of-domain dev set as the shifted set."
     from director.bench.recipes import minilm_classifier, minilm_configs, _minilm_note
     from director.data import load_cola, load_tokenizer, data_loaders, TextSet, Splits
+    from director.bench.recipes import check_count, check_path
     check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6]')
+    for k, n in (('n_train', n_train), ('n_valid', n_valid), ('n_test', n_test)): check_count(k, n)
+    check_type('split_seed', split_seed, int); check_path('data_path', data_path)
+    tcfg, dcfg, _ = minilm_configs(epochs, distill_epochs, 'mse', device)
     sp, tok = load_cola(data_path, seed=split_seed), load_tokenizer()
     cut = lambda ts, n: ts if n is None or n >= len(ts) else TextSet(ts.texts[:n], ts.labels[:n], ts.variant, {**ts.meta, 'subset': n}, ts.max_length)
     sp = Splits({k: cut(v, dict(train=n_train, valid=n_valid, test=n_test).get(k)) for k, v in sp.items()})
-    tcfg, dcfg, _ = minilm_configs(epochs, distill_epochs, 'mse', device)
     dev = (_minilm_note(epochs, distill_epochs, last_k, dcfg.select, '') + f"; one split (seed {split_seed}) for every seed, the seed changes "
            "initialisation, shuffling and sampling; shifted set: CoLA's out-of-domain dev (other sources, same task), a near-OOD set, not a paper OOD set"
            + ''.join(f"; only the first {n:,} {k} examples (short run)" for k, n in (('train', n_train), ('valid', n_valid), ('test', n_test)) if n is not None))
@@ -149,13 +152,17 @@ def cifar10_setup(epochs:int=24, distill_epochs:int=8, # stage-1 / stage-2 epoch
                   augment:bool=False, # crop + flip in training (False: the over-confident run)
                   ood:str='fashion_mnist', # OOD set (`director.data.load_ood`)
                   n_train:int|None=None, n_valid:int|None=None, n_test:int|None=None, # random subsets (seed 0; None: the whole split), for quick runs
-                  data_path=None, # CIFAR-10 folder (default: DIRECTOR_DATA, ../shared/data, then the hub)
+                  data_path=None, # CIFAR-10 folder (default: $DIRECTOR_DATA, then the hub)
                   device='cpu', splits=None # pre-loaded CIFAR `Splits` (tests)
                  )->SimpleNamespace:
     "The CIFAR-10 ablation: the `cpu` recipe's ViT as `director bench cifar10 --recipe cpu --no-augment --epochs 24 --distill-epochs 8` trains it, Fashion-MNIST as the OOD set."
-    from director.bench.recipes import CIFAR_RECIPES, _cifar_configs
+    from director.bench.recipes import CIFAR_RECIPES, _cifar_configs, check_count, check_path, _OOD_SETS
     from director.backbones import PaperViT
     from director.data import load_cifar10, load_ood, cifar_loaders, ImageSet, Splits
+    for k, n in (('epochs', epochs), ('distill_epochs', distill_epochs)): check_count(k, n, none_ok=False)
+    for k, n in (('n_train', n_train), ('n_valid', n_valid), ('n_test', n_test)): check_count(k, n)
+    check_type('augment', augment, bool); check_path('data_path', data_path)
+    check_value('ood', ood in _OOD_SETS[:-1], ood, f"one of {list(_OOD_SETS[:-1])}")
     R = dataclasses.replace(CIFAR_RECIPES['cpu'], epochs=epochs, distill_epochs=distill_epochs)
     tcfg, dcfg, _, _ = _cifar_configs(R, R.bs, torch.device(device))
     def cut(s, n):  # a random subset (seed 0): the files are sorted by class, so a first-n subset would hold one or two classes

@@ -34,7 +34,7 @@ def _common(p, seeds=(0,), methods=None, ckpt=None):
 def _pretrained(p, model_id):
     p.add_argument('--model-id', default=model_id, help='public checkpoint id (Hugging Face)')
     p.add_argument('--model-path', default=None, help='local folder with the checkpoint (needed offline)')
-    p.add_argument('--data', default=None, help='data folder (layout of ../shared/data)')
+    p.add_argument('--data', default=None, help='data folder (default: $DIRECTOR_DATA, then the hub)')
     return p
 
 # %% ../../nbs/bench/cli.ipynb #59cd3758
@@ -110,7 +110,7 @@ def _ablation(sub):
     q.add_argument('--device', default='cpu')
     q.add_argument('--epochs', type=int, default=None, help="backbone epochs (default: the setup's)")
     q.add_argument('--distill-epochs', type=int, default=None, help="DIRECTOR epochs (default: the setup's)")
-    q.add_argument('--data', default=None, help='data folder (CoLA, CIFAR-10; layout of ../shared/data)')
+    q.add_argument('--data', default=None, help='data folder with CoLA and CIFAR-10 (default: $DIRECTOR_DATA, then the hub)')
     for k in ('train', 'valid', 'test'): q.add_argument(f'--n-{k}', type=int, default=None, help=f'keep only the first N {k} examples (a short run, recorded)')
 
 def bench_parser()->argparse.ArgumentParser:

@@ -6,7 +6,7 @@ Docs: https://director-uq.github.io/director/bench/harness.html.md"""
 
 # %% auto #0
 __all__ = ['GP_METHODS', 'save_model', 'load_model', 'teacher_maker', 'mutual_information', 'fit_method', 'predict_split',
-           'preds_path', 'save_preds', 'ShiftSets', 'run_bench']
+           'preds_path', 'save_preds', 'ShiftSets', 'check_run_opts', 'run_bench']
 
 # %% ../../nbs/bench/harness.ipynb #ce36505a
 import sys, copy, json, time, shlex
@@ -330,9 +330,24 @@ def _run_shift(ctx, shift, fitted)->list:
     return recs
 
 # %% ../../nbs/bench/harness.ipynb #8eb9e004
-def _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift):
+def check_run_opts(methods=('mle',), # names from `METHODS`
+                   seeds=(0,), # integer seeds, at least one
+                   n_samples:int=10, # S, at least 1
+                   out=None, ckpt_dir=None, # results root and checkpoint root (a path or None)
+                   verbose:bool=True, command:str|None=None):
+    "Check the options every benchmark recipe shares; recipes call it before they load data or build a model."
+    check_type('methods', methods, (list, tuple))
+    check_value('methods', len(methods) >= 1, methods, 'at least one method name')
     for m in methods: check_value('methods', m in METHODS, m, f'names from {list(METHODS)}')
-    check_value('seeds', len(seeds) >= 1 and all(isinstance(s, int) for s in seeds), seeds, 'a non-empty list of integer seeds')
+    check_type('seeds', seeds, (list, tuple))
+    check_value('seeds', len(seeds) >= 1 and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds), seeds,
+                'a non-empty list of non-negative integer seeds')
+    check_value('n_samples', isinstance(n_samples, int) and not isinstance(n_samples, bool) and n_samples >= 1, n_samples, 'an integer >= 1')
+    for k, v in (('out', out), ('ckpt_dir', ckpt_dir)): check_type(k, v, (str, Path, type(None)))
+    check_type('verbose', verbose, bool); check_type('command', command, (str, type(None)))
+
+def _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift):
+    check_run_opts(methods, seeds)
     check_value('eval_splits', 'test' in eval_splits or not ood_splits, eval_splits, "splits that include 'test' when `ood_splits` are scored against it")
     if any(m.startswith('director') for m in methods): check_type('dcfg', dcfg, DistillConfig)
     gp = [m for m in methods if m in GP_METHODS]
@@ -399,6 +414,7 @@ def run_bench(benchmark:str, # results sub-folder
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)
+    check_run_opts(methods, seeds, n_samples, out, ckpt_dir, verbose, command)
     device, root = default_device(device), None if ckpt_dir is None else Path(ckpt_dir)
     spec = SimpleNamespace(benchmark=benchmark, dataset=dataset, variant=variant, out=None if out is None else Path(out), deviations=deviations,
                            config=config or {}, command=command or shlex.join(sys.argv), verbose=verbose, eval_splits=tuple(eval_splits),
