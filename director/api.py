@@ -23,7 +23,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from .core import check_type, check_value, check_loader, split_batch, to_device
 from .backbones import build_backbone
 from .repartition import adapt
-from .model import Director, CalibrationError
+from .model import Director, CalibrationError, check_replaceable
 from .train import TrainConfig, DistillConfig, PRESETS, distill, gather_predictions
 from .baselines import METHODS, MLE, TemperatureScaling, MCDropout, LastLayerLaplace
 from .metrics import evaluate, scaled, paper_table, paired_bootstrap, reliability_diagram
@@ -345,7 +345,7 @@ def save_director(d:Director, path, # the DIRECTOR and its folder
                   inputs:dict|None=None # recorded in `spec['inputs']`: e.g. column names, class names
                  )->Path:
     "`Director.save` plus the preprocessing: the processor in `path/processor`, `inputs` in the spec."
-    check_type('d', d, Director)
+    check_type('d', d, Director); check_replaceable(path)  # a user's model folder is refused before anything changes
     if inputs is not None: d.spec['inputs'] = dict(check_type('inputs', inputs, dict))
     path = Path(d.save(path))
     if processor is not None: processor.save_pretrained(path/PROCESSOR_DIR)

@@ -25,7 +25,7 @@ from .core import check_type, check_value, Config, seed_everything, atomic_write
 from .data import load_digits, tensor_loaders
 from .backbones import build_backbone, n_params
 from .repartition import adapt
-from .model import Director
+from .model import Director, check_replaceable
 from .metrics import evaluate, scaled, paper_table, reliability_diagram, save_fig
 from .baselines import METHODS
 from .train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
@@ -344,8 +344,10 @@ def _err(cmd, e):
 _EXPECTED = (OutputDirError, FileNotFoundError, ValueError, TypeError, LockedError)
 
 def _locked_out(stack, out):
-    "Create, probe and lock the output folder `out` (the last check before work)."
+    "Create, probe and lock the output folder `out`, and check that its `director/` may be replaced (the last check before work)."
     out = prepare_out(out); stack.enter_context(write_lock(out))
+    try: check_replaceable(out/'director')
+    except ValueError as e: raise ValueError(f"--out {out}: {e}; pass another --out") from None
     return out
 
 # %% ../nbs/21_cli.ipynb #d5aaf53f
@@ -650,6 +652,8 @@ def cmd_predict(args)->int:
             md = Path(args.model).expanduser()
             if not (md/'config.json').is_file(): raise FileNotFoundError(f"{md} is not a DIRECTOR checkpoint folder (no config.json inside)")
             ds = read_rows(args.input, '--input')
+            if Path(args.output).expanduser().resolve() == Path(args.input).expanduser().resolve():
+                raise ValueError(f"--output {args.output} is the --input file: it would be replaced by the predictions; pass another --output")
             outp = _out_file(args.output, '--output')
             d, proc = load_director(md, device=default_device(_device(args.device)))
             io = d.spec.get('inputs') or {}

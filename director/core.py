@@ -216,7 +216,8 @@ def write_lock(path:str|Path # the file or folder about to be written; the lock 
               ):
     "Hold the write lock of `path` for the block (re-entrant per thread); a second writer gets `LockedError` at once."
     path = Path(check_type('path', path, (str, Path)))
-    lf = path.parent.resolve()/f'{path.name}.lock'
+    rp = path.expanduser().resolve()  # symlinks and '..' resolved: two spellings of one path share one lock
+    lf = rp.parent/f'{rp.name}.lock'
     with _HELD_GUARD: held = _HELD.get(str(lf))
     if held is not None and held[2] == threading.get_ident():
         held[1] += 1
