@@ -8,10 +8,10 @@ Docs: https://director-uq.github.io/director/core.html.md"""
 __all__ = ['TMP_TAG', 'LABEL_KEYS', 'check_type', 'check_value', 'default_device', 'seed_everything', 'seed_worker', 'Config',
            'SeedConfig', 'DataNotFoundError', 'repo_root', 'data_candidates', 'find_data', 'atomic_write', 'clean_temp',
            'sha256_file', 'LockedError', 'write_lock', 'split_batch', 'to_device', 'batch_size', 'eval_mode',
-           'check_loader', 'check_finite', 'env_info', 'git_commit']
+           'check_loader', 'check_finite', 'env_info', 'git_commit', 'git_state']
 
 # %% ../nbs/00_core.ipynb #d27d745d
-import os, random, json, dataclasses, warnings, hashlib, math, secrets, threading, time
+import os, random, json, dataclasses, warnings, hashlib, math, secrets, subprocess, threading, time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -410,3 +410,28 @@ def git_commit()->str|None:
     if root is None: return None
     try: return subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip() or None
     except Exception: return None
+
+# %% ../nbs/00_core.ipynb #45ad6569
+def _git(root, *args)->subprocess.CompletedProcess:
+    return subprocess.run(['git', *args], cwd=root, capture_output=True, text=True, timeout=30)
+
+def git_state(root:str|Path|None=None # a checkout (default: `repo_root()`)
+             )->dict:
+    "`commit`, whether the code differs from it (`dirty`: tracked or new files outside `results/`), and `diff_sha256` of the difference."
+    root = Path(root) if root is not None else repo_root()
+    out = dict(commit=None, dirty=None, diff_sha256=None, changed=[])
+    if root is None: return out
+    try:
+        head = _git(root, 'rev-parse', 'HEAD')
+        if head.returncode: return out
+        out['commit'] = head.stdout.strip()
+        where = ('--', '.', ':(exclude)results')
+        changed = [l[3:] for l in _git(root, 'status', '--porcelain', '--untracked-files=all', *where).stdout.splitlines()]
+        out.update(dirty=bool(changed), changed=changed)
+        if changed:
+            h = hashlib.sha256(_git(root, 'diff', '--binary', 'HEAD', *where).stdout.encode())
+            for f in sorted(_git(root, 'ls-files', '--others', '--exclude-standard', *where).stdout.splitlines()):
+                h.update(f.encode()); h.update(sha256_file(root/f).encode() if (root/f).is_file() else b'')
+            out['diff_sha256'] = h.hexdigest()
+    except (OSError, subprocess.SubprocessError): pass
+    return out

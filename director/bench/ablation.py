@@ -30,7 +30,7 @@ from ..backbones import n_params
 from ..api import DIGITS_RECIPE, NOVELTY_BUDGET # NOVELTY_BUDGET: the share of the validation NLL lead that `novelty_fit` may spend
 from .cost import time_fn, timed, epoch_times
 from .harness import teacher_maker, preds_path, save_preds, mutual_information
-from .report import make_record, save_record, record_path
+from .report import make_record, save_record, record_path, check_provenance
 
 # %% ../../nbs/bench/ablation.ipynb #d09658dd
 @dataclass(frozen=True)
@@ -322,10 +322,12 @@ def run_ablation(benchmark:str='digits', # a key of `SETUPS`
                  out='results', # results root (records under `out/ablation-<benchmark>/`; None: returned only)
                  ckpt_dir='runs/ablation', # checkpoints (backbone and each distilled model, per seed), resumed from; None: nothing saved
                  device='cpu', command:str|None=None, # the call recorded (default: this call, written out)
-                 verbose:bool=True, **setup_kw # options of the benchmark's setup, e.g. `digits_setup(epochs=, n_train=)`
+                 verbose:bool=True,
+                 allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
+                 **setup_kw # options of the benchmark's setup, e.g. `digits_setup(epochs=, n_train=)`
                 )->list:
     "Train one backbone per seed, distil every candidate from it, score each against MLE and TS; one record per (method, seed), resumable."
-    _check_run(benchmark, seeds, candidates, references)
+    _check_run(benchmark, seeds, candidates, references); check_provenance(out, allow_dirty)
     st = SETUPS[benchmark](device=device, **setup_kw)
     spec = SimpleNamespace(out=None if out is None else Path(out), command=command or _call(benchmark, seeds, candidates, references, n_samples, out, ckpt_dir, setup_kw))
     names, recs = [*references, *candidates], []

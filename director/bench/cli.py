@@ -29,6 +29,11 @@ def _common(p, seeds=(0,), methods=None, ckpt=None):
     p.add_argument('--out', default='results', help='results root folder')
     p.add_argument('--ckpt-dir', default=ckpt, help='where trained models are saved and resumed from')
     p.add_argument('--device', default=None, help='cpu, cuda, mps (default: the best available)')
+    return _dirty(p)
+
+def _dirty(p):
+    p.add_argument('--allow-dirty', action='store_true',
+                   help="write records into the checkout's results/ from uncommitted code (each record stores the diff's hash)")
     return p
 
 def _pretrained(p, model_id):
@@ -85,6 +90,7 @@ def _large(sub):
 def _tools(sub):
     q = sub.add_parser('cost', help='the cost study: parameters, latency/memory vs depth and S, FLOP target, digits accuracy vs S, training cost')
     q.add_argument('--out', default='results'); q.add_argument('--digits-ckpt', default='runs/bench/digits'); q.add_argument('--device', default=None)
+    _dirty(q)
     q.add_argument('--quick', action='store_true', help='tiny sizes (smoke test)')
     q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits'],
                    help="'samples': re-run only the S-sweep of cost_latency.json")
@@ -107,7 +113,7 @@ def _ablation(sub):
     q.add_argument('--n-samples', type=int, default=10, help='S at test time and for the post-hoc fits')
     q.add_argument('--out', default='results', help='results root (records under <out>/ablation-<benchmark>/)')
     q.add_argument('--ckpt-dir', default='runs/ablation', help='backbones and distilled candidates, resumed from')
-    q.add_argument('--device', default='cpu')
+    q.add_argument('--device', default='cpu'); _dirty(q)
     q.add_argument('--epochs', type=int, default=None, help="backbone epochs (default: the setup's)")
     q.add_argument('--distill-epochs', type=int, default=None, help="DIRECTOR epochs (default: the setup's)")
     q.add_argument('--data', default=None, help='data folder with CoLA and CIFAR-10 (default: $DIRECTOR_DATA, then the hub)')
@@ -142,11 +148,12 @@ def _recipe(a, r, c):
 
 # %% ../../nbs/bench/cli.ipynb #5469f472
 def _run(a, command):
-    c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command) if hasattr(a, 'seeds') else {}
+    c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command,
+             allow_dirty=a.allow_dirty) if hasattr(a, 'seeds') else {}
     if hasattr(a, 'methods'): c['methods'] = tuple(a.methods)
     r = a.cmd
     if r == 'cost':
-        for k, f in cost_study(a.out, a.digits_ckpt, a.device, a.quick, tuple(a.parts)).items(): print(f'{k}: {f}')
+        for k, f in cost_study(a.out, a.digits_ckpt, a.device, a.quick, tuple(a.parts), a.allow_dirty).items(): print(f'{k}: {f}')
         return
     if r == 'table': return print(results_table(load_records(a.folder), metrics=tuple(a.metrics)).to_string())
     if r == 'compare':

@@ -25,7 +25,7 @@ from ..baselines import METHODS, METHOD_DOCS, HFClassifier, MLE, TemperatureScal
 from ..data import dist_rank
 from ..train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .cost import PeakMemory, timed, epoch_times, _sync
-from .report import make_record, save_record, record_path
+from .report import make_record, save_record, record_path, check_provenance
 
 # %% ../../nbs/bench/harness.ipynb #5d918c3a
 def _is_main()->bool: return dist_rank()[0] == 0
@@ -410,11 +410,12 @@ def run_bench(benchmark:str, # results sub-folder
               config:dict|None=None, # recipe settings stored in every record
               command:str|None=None, # the command that made the records (default: this process's `sys.argv`)
               verbose:bool=True, # one line per record
-              make_gp=None # make_gp(attn, gp_layers, seed, loaders, ckpt) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
+              make_gp=None, # make_gp(attn, gp_layers, seed, loaders, ckpt) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
+              allow_dirty:bool=False # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)
-    check_run_opts(methods, seeds, n_samples, out, ckpt_dir, verbose, command)
+    check_run_opts(methods, seeds, n_samples, out, ckpt_dir, verbose, command); check_provenance(out, allow_dirty)
     device, root = default_device(device), None if ckpt_dir is None else Path(ckpt_dir)
     spec = SimpleNamespace(benchmark=benchmark, dataset=dataset, variant=variant, out=None if out is None else Path(out), deviations=deviations,
                            config=config or {}, command=command or shlex.join(sys.argv), verbose=verbose, eval_splits=tuple(eval_splits),

@@ -32,6 +32,7 @@ from .cost import timed
 from ..baselines import HFClassifier
 from ..api import Recipe, DIGITS_RECIPE
 from .harness import ShiftSets, run_bench, teacher_maker, check_run_opts
+from .report import check_provenance
 from accelerate import PartialState
 from huggingface_hub import try_to_load_from_cache
 
@@ -98,17 +99,19 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
                  out='results', # results root
                  ckpt_dir='runs/bench/digits', # where each seed's backbone and DIRECTOR are saved and resumed from (None: not saved)
                  device='cpu', benchmark:str='digits', verbose:bool=True, command:str|None=None,
+                 allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (the diff's hash is stored)
                  gp_aux_weight:float|None=None, # weight of the GP regulariser for 'sgpa' (None: 1/n_train, the per-example ELBO)
                  **overrides # arguments of `digits_recipe`: epochs, distill_epochs, dim, depth, heads
                 )->list:
     "The digits demo benchmark: every method side by side for several seeds; one record per (method, seed)."
     R = digits_recipe(recipe, **overrides)
+    check_provenance(out, allow_dirty)
     tcfg, dcfg = R.train_config(device=device), R.distill_config(device=device)
     sp = R.split
     make_data = lambda seed: dict(zip(('train', 'valid', 'test'), tensor_loaders(load_digits(seed, sp['valid_frac'], sp['test_frac']), bs=tcfg.bs, seed=seed)))
     return run_bench(benchmark, 'digits', 'scikit-learn digits (8x8, bundled)', make_data, teacher_maker(R.backbone, tcfg, device), methods, seeds,
                      dcfg=dcfg, n_samples=n_samples, n_members=n_members, members_from_seeds=False, out=out, ckpt_dir=ckpt_dir, device=device,
-                     deviations=_digits_deviations(R, methods, gp_aux_weight), verbose=verbose, command=command,
+                     deviations=_digits_deviations(R, methods, gp_aux_weight), verbose=verbose, command=command, allow_dirty=allow_dirty,
                      config=dict(recipe=R.to_dict(), train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=dict(R.arch)),
                      make_gp=_digits_gp(R, tcfg, device, gp_aux_weight))
 
@@ -210,7 +213,7 @@ def bench_cifar10(recipe='paper', # 'paper' (GPU), 'cpu', or a `CifarRecipe`
                   augment:bool=True, # crop + flip while training (False: an overfitting ablation)
                   corruptions=(), # CIFAR-10-C corruptions scored into results/cifar10c (e.g. `CORRUPTIONS`)
                   c_n:int|None=1000, c_methods=None, # images per CIFAR-10-C set; methods scored on it (None: all)
-                  command:str|None=None)->list:
+                  command:str|None=None, allow_dirty:bool=False)->list:
     "CIFAR-10 ViT benchmark with the paper's recipe (GPU) or a CPU-sized one of the same family, plus an OOD set and CIFAR-10-C."
     name = recipe if isinstance(recipe, str) else 'custom'
     if isinstance(recipe, str): check_value('recipe', recipe in CIFAR_RECIPES, recipe, f'one of {list(CIFAR_RECIPES)} or a CifarRecipe')
@@ -219,6 +222,7 @@ def bench_cifar10(recipe='paper', # 'paper' (GPU), 'cpu', or a `CifarRecipe`
     check_value('ood', ood in _OOD_SETS, ood, f"one of {list(_OOD_SETS)}"); check_type('augment', augment, bool)
     for c in check_type('corruptions', corruptions, (list, tuple)): check_value('corruptions', c in CORRUPTIONS, c, f'names from {list(CORRUPTIONS)}')
     if c_methods is not None: check_run_opts(c_methods)
+    check_provenance(out, allow_dirty)
     R, s = scaled_recipe(CIFAR_RECIPES[recipe] if isinstance(recipe, str) else check_type('recipe', recipe, CifarRecipe), budget_minutes, len(seeds))
     R = dataclasses.replace(R, epochs=epochs or R.epochs, distill_epochs=distill_epochs or R.distill_epochs)
     device = default_device(device); bs = bs or R.bs
@@ -238,7 +242,7 @@ def bench_cifar10(recipe='paper', # 'paper' (GPU), 'cpu', or a `CifarRecipe`
                                                   **R.vit), tcfg, device),
                      ood_splits=(ood_set.meta.get('dataset', 'ood'),) if ood_set is not None else (), out=out, ckpt_dir=ckpt_dir, device=device,
                      deviations=_cifar_deviations(name, R, s, budget_minutes, bs, lr, mp, device, ood_set, augment), verbose=verbose, command=command,
-                     config=dict(recipe=name, backbone=R.vit, augment=augment, train=tcfg.to_dict(), distill=dcfg.to_dict()))
+                     allow_dirty=allow_dirty, config=dict(recipe=name, backbone=R.vit, augment=augment, train=tcfg.to_dict(), distill=dcfg.to_dict()))
 
 # %% ../../nbs/bench/recipes.ipynb #67b0bdeb
 TEXT_METHODS = ('mle', 'ts', 'mc_dropout', 'mc_dropout_last', 'laplace', 'director', 'director_s1')
@@ -261,7 +265,8 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
 
 def _check_text(opts, data_path, splits, train_subset, test_subset, **counts):
     "The checks every text recipe runs before it loads data: shared options, the data folder, subsets and epoch counts."
-    check_run_opts(**{k: v for k, v in opts.items() if k != 'device'}); check_path('data_path', data_path)
+    check_run_opts(**{k: v for k, v in opts.items() if k not in ('device', 'allow_dirty')}); check_path('data_path', data_path)
+    check_provenance(opts['out'], opts['allow_dirty'])
     check_type('splits', splits, (dict, type(None)))
     for k, n in (('train_subset', train_subset), ('test_subset', test_subset)): check_count(k, n)
     for k, n in counts.items(): check_count(k, n, none_ok=False)
@@ -311,8 +316,9 @@ def _gp_schedule(tcfg:TrainConfig, # the backbone's stage-1 settings
     return (tcfg.replace(epochs=gp_epochs, warmup_epochs=w), f'-e{gp_epochs}',
             f"; GP baselines (sgpa, kep_svgp) trained {gp_epochs} epochs with {w} warm-up instead of the backbone's {tcfg.epochs}")
 
-def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)->dict:
-    return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose, command=command)
+def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty=False)->dict:
+    return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose, command=command,
+                allow_dirty=allow_dirty)
 
 # %% ../../nbs/bench/recipes.ipynb #4cedf88a
 def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:int=100, split_seed:int=0, data_path=None,
@@ -320,10 +326,10 @@ def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:
                l1:str='mse', # transition loss: 'mse' (authors' code, selected on MCC) or 'kl' (Gaussian NLL, selected on validation NLL)
                train_subset:int|None=None, test_subset:int|None=None,
                gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
-               command:str|None=None)->list:
+               command:str|None=None, allow_dirty:bool=False)->list:
     "CoLA with the authors' depth-5 encoder: in-domain test and out-of-domain dev, MCC (global and per batch) plus the full list."
     loss, loss_note = _cola_loss(l1)
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
@@ -346,9 +352,9 @@ def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:i
                out='results', ckpt_dir='runs/bench/imdb', device=None, verbose:bool=True, splits=None, max_len:int=512,
                train_subset:int|None=None, test_subset:int|None=None,
                gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
-               command:str|None=None)->list:
+               command:str|None=None, allow_dirty:bool=False)->list:
     "IMDB with the authors' depth-5 encoder (35k/5k/10k, WordPiece up to `max_len` tokens)."
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_value('max_len', isinstance(max_len, int) and not isinstance(max_len, bool) and max_len >= 2, max_len, 'an integer >= 2')
     device = default_device(device)
@@ -393,10 +399,10 @@ def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_ep
                       n_samples:int=10, out='results', ckpt_dir='runs/bench/cola-minilm', device=None, verbose:bool=True, splits=None,
                       last_k:int|None=2, # DIRECTOR re-cuts only the last k of the 6 blocks (None: all 6)
                       l1:str='kl', # transition loss: 'kl' (Gaussian NLL of the teacher's next state, selected on validation NLL) or 'mse' (authors' code, selected on MCC)
-                      train_subset:int|None=None, test_subset:int|None=None, command:str|None=None)->list:
+                      train_subset:int|None=None, test_subset:int|None=None, command:str|None=None, allow_dirty:bool=False)->list:
     "CoLA with the real pre-trained MiniLM-L6 fine-tuned as the backbone (CPU-sized), distilled over its last `last_k` blocks with a d=384 kernel."
     if last_k is not None: check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6] or None')
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
@@ -486,9 +492,10 @@ def _image_stats(src, size:int=224):
 def bench_vit_b16(model_id:str=VIT_B16_ID, # public checkpoint id (ViTForImageClassification fine-tuned on CIFAR-10)
                   model_path=None, # local copy of the checkpoint (required offline)
                   seeds=(0,), methods=('mle', 'ts', 'director', 'director_s1'), epochs:int=100, bs:int=256, lr:float=1e-3,
-                  data_path=None, n_samples:int=10, out='results', ckpt_dir='runs/bench/vit-b16', device=None, verbose:bool=True)->list:
+                  data_path=None, n_samples:int=10, out='results', ckpt_dir='runs/bench/vit-b16', device=None, verbose:bool=True,
+                  allow_dirty:bool=False)->list:
     "ViT-B/16 (86M) on CIFAR-10 at 224 px distilled into a 4-block DiT kernel (50M); multi-GPU through `accelerate launch`."
-    _check_hub_recipe(methods, seeds, n_samples, out, ckpt_dir, verbose, data_path, lr, epochs=epochs, bs=bs)
+    _check_hub_recipe(methods, seeds, n_samples, out, ckpt_dir, verbose, data_path, lr, epochs=epochs, bs=bs); check_provenance(out, allow_dirty)
     src = resolve_pretrained(model_id, model_path)
     from transformers import ViTForImageClassification
     device = _process_device(device)
@@ -503,18 +510,18 @@ def bench_vit_b16(model_id:str=VIT_B16_ID, # public checkpoint id (ViTForImageCl
            "(paper: the checkpoint's processor and TrivialAugmentWide); 4 DiT blocks (matches the reported 50M parameters)")
     return run_bench('vit-b16', 'CIFAR-10', splits.variant, make_data, lambda seed, l, ckpt=None: (HFClassifier(hf), dict(train_time_s=None, train_bytes=None)),
                      methods, seeds, dcfg=dcfg, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, deviations=dev,
-                     config=dict(model_id=model_id, distill=dcfg.to_dict(), image_size=size), verbose=verbose)
+                     config=dict(model_id=model_id, distill=dcfg.to_dict(), image_size=size), verbose=verbose, allow_dirty=allow_dirty)
 
 # %% ../../nbs/bench/recipes.ipynb #a8182868
 def bench_qwen_cola(model_id:str=QWEN_ID, # public checkpoint id of the decoder
                     model_path=None, # local copy of the checkpoint (required offline)
                     seeds=(0,), methods=('mle', 'ts', 'director', 'director_s1'), last_k:int=5, probe_epochs:int=10, epochs:int=10,
                     bs:int=32, split_seed:int=0, data_path=None, n_samples:int=10, out='results', ckpt_dir='runs/bench/qwen-cola',
-                    device=None, verbose:bool=True)->list:
+                    device=None, verbose:bool=True, allow_dirty:bool=False)->list:
     "Qwen2.5-0.5B as a CoLA sequence classifier (linear probe), its last `last_k` layers re-cut into DIRECTOR kernel steps."
     _check_hub_recipe(methods, seeds, n_samples, out, ckpt_dir, verbose, data_path, 1e-3, last_k=last_k, probe_epochs=probe_epochs,
                       epochs=epochs, bs=bs)
-    check_type('split_seed', split_seed, int)
+    check_type('split_seed', split_seed, int); check_provenance(out, allow_dirty)
     src = resolve_pretrained(model_id, model_path)
     from transformers import AutoTokenizer, AutoModelForSequenceClassification
     device = _process_device(device); mp = 'bf16' if device.type == 'cuda' else 'no'
@@ -536,4 +543,4 @@ def bench_qwen_cola(model_id:str=QWEN_ID, # public checkpoint id of the decoder
            "MSE L1 (the authors' Qwen code uses an NLL on its own rollout); copied layers and head frozen; GLUE CoLA split of director.data")
     return run_bench('qwen-cola', 'CoLA', splits.variant, lambda seed: data_loaders(splits, bs=bs, seed=seed, tokenizer=tok), teacher,
                      methods, seeds, dcfg=dcfg, n_samples=n_samples, eval_splits=('test', 'ood'), text_mcc=True, adapt_opts=dict(last_k=last_k), out=out,
-                     ckpt_dir=ckpt_dir, device=device, deviations=dev, config=dict(model_id=model_id, distill=dcfg.to_dict(), last_k=last_k), verbose=verbose)
+                     ckpt_dir=ckpt_dir, device=device, deviations=dev, config=dict(model_id=model_id, distill=dcfg.to_dict(), last_k=last_k), verbose=verbose, allow_dirty=allow_dirty)

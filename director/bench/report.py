@@ -6,21 +6,21 @@ Docs: https://director-uq.github.io/director/bench/report.html.md"""
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'PAPER_METRICS', 'HIGHER_BETTER', 'REFERENCE_METHODS', 'SPLIT_NAMES', 'TARGETS', 'L1_WORDS',
-           'make_record', 'record_path', 'save_record', 'load_records', 'metric_column', 'results_table', 'cost_table',
-           'plot_metric', 'plot_tradeoff', 'load_preds', 'paired_preds', 'results_root', 'read_records', 'not_run',
-           'higher_better', 'method_values', 'best_method', 'seed_diff', 'seed_table', 'say', 'key_name', 'headline',
-           'target_table', 'bootstrap_lines', 'preds_reliability', 'deviation_list', 'corruption_records',
-           'corruption_paired', 'recipe_lines', 'anchor_weights']
+           'make_record', 'check_provenance', 'record_path', 'save_record', 'load_records', 'metric_column',
+           'results_table', 'cost_table', 'plot_metric', 'plot_tradeoff', 'load_preds', 'paired_preds', 'results_root',
+           'read_records', 'not_run', 'higher_better', 'method_values', 'best_method', 'seed_diff', 'seed_table', 'say',
+           'key_name', 'headline', 'target_table', 'bootstrap_lines', 'preds_reliability', 'deviation_list',
+           'corruption_records', 'corruption_paired', 'recipe_lines', 'anchor_weights']
 
 # %% ../../nbs/bench/report.ipynb #c44d4e85
-import os, re, json, time, warnings
+import os, re, sys, json, time, shlex, warnings
 from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
-from ..core import check_type, check_value, env_info, git_commit, atomic_write, repo_root
+from ..core import check_type, check_value, env_info, git_commit, git_state, atomic_write, repo_root
 from ..metrics import aggregate, scaled, paper_table, paired_bootstrap, paired_table, reliability_diagram
 from ..baselines import METHODS # the method vocabulary, in table order
 
@@ -52,19 +52,38 @@ def make_record(benchmark:str, # results sub-folder, e.g. 'digits', 'cifar10'
                 deviations:str='', # every departure from the published protocol, in words
                 **extra # anything else worth keeping (configs, logs, alternative-convention metrics)
                )->dict:
-    "A results record for one run of one method on one split with one seed, stamped with the environment and git commit."
+    "A results record for one run of one method on one split with one seed, stamped with the environment, the command and the code's git state."
     for k, v in dict(benchmark=benchmark, dataset=dataset, variant=variant, split=split, method=method, deviations=deviations).items():
         check_type(k, v, str)
     check_type('seed', seed, int); check_type('metrics', metrics, dict)
     if average is not None: check_value('average', average in ('prob', 'logit'), average, "'prob', 'logit' or None")
-    env = env_info()
+    env, gs = env_info(), git_state()
+    extra['command'] = extra.get('command') or shlex.join(sys.argv)
     return dict(benchmark=benchmark, dataset=dataset, variant=variant, split=split, method=method, seed=seed,
                 metrics={k: float(_num(v)) for k, v in metrics.items() if not isinstance(v, str)}, n_samples=n_samples, average=average,
                 n_params=n_params, train_time_s=train_time_s, throughput=throughput, peak_memory=peak_memory,
-                device=str(device) if device is not None else env['device'], env=env, commit=git_commit(), deviations=deviations,
+                device=str(device) if device is not None else env['device'], env=env, commit=gs['commit'], dirty=gs['dirty'],
+                diff_sha256=gs['diff_sha256'], deviations=deviations,
                 created=time.strftime('%Y-%m-%dT%H:%M:%S'), **extra)
 
 # %% ../../nbs/bench/report.ipynb #4c2498ed
+def check_provenance(out, # where records are about to be written (None: nowhere)
+                     allow_dirty:bool=False, # write records from uncommitted code anyway (each then stores the diff's hash)
+                     root=None # the checkout (default: `repo_root()`)
+                    )->dict|None:
+    "Refuse, before any work, to write records into the checkout's `results/` from code that differs from its commit."
+    check_type('allow_dirty', allow_dirty, bool)
+    root = Path(root) if root is not None else repo_root()
+    if out is None or root is None: return None
+    try: Path(out).expanduser().resolve().relative_to((root/'results').resolve())
+    except ValueError: return None  # records written elsewhere (a scratch folder) are not the project's
+    gs = git_state(root)
+    if gs['dirty'] and not allow_dirty:
+        raise ValueError(f"the code differs from commit {str(gs['commit'])[:8]} ({', '.join(gs['changed'][:5])}"
+                         f"{', …' if len(gs['changed']) > 5 else ''}): records under {root/'results'} must name the code that made "
+                         "them; commit first, or pass allow_dirty=True (`--allow-dirty`) and each record stores the diff's hash")
+    return gs
+
 def record_path(rec:dict, root='results')->Path:
     "Where `save_record` writes `rec`."
     check_type('rec', rec, dict)

@@ -9,11 +9,11 @@ __all__ = ['recipe_cost', 'vit_director_pair', 'latency_vs_depth', 'latency_vs_s
            'param_study', 'accuracy_vs_samples', 'training_cost', 'cost_study']
 
 # %% ../../nbs/bench/study.ipynb #f26ada4f
-import os, json, time, statistics
+import os, sys, json, time, shlex, statistics
 from pathlib import Path
 import torch
 import torch.nn.functional as F
-from ..core import check_type, check_value, default_device, seed_everything, env_info, git_commit, atomic_write
+from ..core import check_type, check_value, default_device, seed_everything, env_info, git_commit, git_state, atomic_write
 from ..data import load_digits, tensor_loaders
 from ..backbones import PaperViT, cifar_vit, n_params
 from ..repartition import adapt
@@ -23,7 +23,7 @@ from ..loss import loss_weights
 from ..metrics import evaluate
 from ..train import TrainConfig, DistillConfig, train_backbone, distill, load_backbone
 from .cost import time_fn, PeakMemory, count_flops, timed
-from .report import _num
+from .report import _num, check_provenance
 from .recipes import CIFAR_RECIPES, bench_digits, digits_backbone, minilm_classifier
 
 # %% ../../nbs/bench/study.ipynb #7cc46775
@@ -206,9 +206,9 @@ def training_cost(seed:int=0, epochs:int=3, reps:int=3, dim:int=64, depth:int=4,
 
 # %% ../../nbs/bench/study.ipynb #089af569
 def _stamp(**kw)->dict:
-    "Environment, commit, time, torch threads and the machine's load average (other processes share the CPU)."
-    load = os.getloadavg()[0] if hasattr(os, 'getloadavg') else None
-    return dict(env=env_info(), commit=git_commit(), created=time.strftime('%Y-%m-%dT%H:%M:%S'), threads=torch.get_num_threads(),
+    "Environment, command, the code's git state, time, torch threads and the machine's load average (other processes share the CPU)."
+    load, gs = os.getloadavg()[0] if hasattr(os, 'getloadavg') else None, git_state()
+    return dict(env=env_info(), command=shlex.join(sys.argv), commit=gs['commit'], dirty=gs['dirty'], diff_sha256=gs['diff_sha256'], created=time.strftime('%Y-%m-%dT%H:%M:%S'), threads=torch.get_num_threads(),
                 load_avg_1min=load, cpu_count=os.cpu_count(), **kw)
 
 def _write_json(obj, path)->Path:
@@ -221,8 +221,10 @@ def cost_study(out='results', # where the cost_*.json files go
                device=None, # device of the latency study
                quick:bool=False, # small sizes and few repetitions (a smoke test of the whole study)
                parts=('params', 'latency', 'digits'), # which parts to run; 'samples' re-runs only the S-sweep of `cost_latency.json` (keeps its depth sweep)
+               allow_dirty:bool=False # write into the checkout's results/ from uncommitted code (the diff's hash is stored)
               )->dict:
     "The cost study: parameter counts, latency/memory vs depth and vs S with the FLOP target, digits accuracy/ECE vs S and training cost."
+    check_provenance(out, allow_dirty)
     out, dev, files = Path(out), default_device(device), {}
     reps, bs = (2, 4) if quick else (5, 32)
     vit_kw = dict(dim=32, heads=4, mlp_dim=32) if quick else {}
