@@ -51,7 +51,7 @@ def check_probs(probs, # (n, n_classes) probability rows: numpy, torch, list
                 name:str='probs', # argument name used in error messages
                 atol:float=1e-3 # tolerance on |row sum - 1| (at least `LOW_PRECISION_ATOL` for half-precision inputs)
                )->np.ndarray:
-    "Validate `(n, C)` probability rows; return them as float64, tiny negatives clipped and rows renormalised. Anything else raises `ValueError`."
+    "Validate `(n, C)` probability rows; return them as float64, rows with tiny negatives clipped and renormalised (every row for half-precision input), the rest exactly as given. Anything else raises `ValueError`."
     low = _low_precision(probs)
     p = _to_numpy(probs, name)
     check_value(name, p.ndim == 2, f'an array of shape {p.shape}', 'a 2-d array of shape (n, n_classes)')
@@ -68,8 +68,10 @@ def check_probs(probs, # (n, n_classes) probability rows: numpy, torch, list
         raise ValueError(f"`{name}` are not probabilities (non-negative rows summing to 1 within {tol:g}): row sums range over "
                          f"[{s.min():.6g}, {s.max():.6g}] and the smallest value is {p.min():.3g} ({neg} below -{NEG_TOL:g}); "
                          "if these are logits or scores, apply softmax first")
-    p = np.clip(p, 0., None)
-    return p/p.sum(1, keepdims=True)
+    fix = np.ones(len(p), bool) if low else (p < 0).any(1)  # the rows that must change; the others stay exact
+    if fix.any():
+        q = np.clip(p[fix], 0., None); p[fix] = q / q.sum(1, keepdims=True)
+    return p
 
 # %% ../nbs/16_metrics.ipynb #f3453cff
 def check_labels(labels, # (n,) integer class indices
