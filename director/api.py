@@ -7,8 +7,9 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'NOVELTY_BUDGET', 'POSTHOC_RECIPES', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
            'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'preset_for',
-           'fit_posthoc', 'calibrate', 'PairLoader', 'director_predictions', 'method_predictions', 'method_metrics',
-           'Comparison', 'markdown_table', 'compare', 'save_director', 'load_director', 'predict_frame']
+           'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions', 'method_predictions',
+           'method_metrics', 'Comparison', 'markdown_table', 'compare', 'save_director', 'load_director',
+           'predict_frame']
 
 # %% ../nbs/20a_api.ipynb #09f784ff
 import sys, time, warnings
@@ -196,10 +197,30 @@ def _refused(e)->str:
     warnings.warn(f"the post-hoc fit was refused and the DIRECTOR is kept as distilled: {e}", stacklevel=4)
     return 'refused'
 
-def _adapt_opts(cfg:DistillConfig)->dict:
-    "Adapter options a preset carries (e.g. `last_k`)."
-    k = getattr(cfg, 'last_k', None)
-    return {} if k is None else dict(last_k=k)
+def resolve_cut(model:nn.Module, # the classifier
+                preset:str|None=None, # a `DistillConfig.preset` name; None: `preset_for` the model family
+                adapt_opts:dict|None=None, # `adapt` options given by the user (e.g. last_k=2)
+                **overrides # `DistillConfig` fields given by the user (may hold last_k)
+               )->tuple:
+    "`(preset name, DistillConfig, adapt options)` that agree on `last_k`: the user's (from either place), else the preset's clamped to the model's depth."
+    ao = dict(adapt_opts or {})
+    k_kw, k_ao = overrides.pop('last_k', None), ao.get('last_k')
+    if k_kw is not None and k_ao is not None and k_kw != k_ao:
+        raise ValueError(f"`last_k={k_kw}` and `adapt_opts=dict(last_k={k_ao})` disagree; give the number of re-cut layers once")
+    base = adapt(model, **{k: v for k, v in ao.items() if k != 'last_k'})  # the model's own default cut
+    name = preset if preset is not None else preset_for(base)
+    cfg = DistillConfig.preset(name, **overrides)
+    k, depth = (k_kw if k_kw is not None else k_ao), len(getattr(base, 'layers', None) or ()) or None
+    if k is not None and depth is not None and not (isinstance(k, int) and 1 <= k <= depth):
+        raise ValueError(f"`last_k={k!r}`: {type(model).__name__} has {depth} layers; pass an integer from 1 to {depth}")
+    if k is None and cfg.last_k is not None:
+        k = cfg.last_k
+        if depth is not None and k > depth:
+            warnings.warn(f"the {name} preset re-cuts the last {k} layers and {type(model).__name__} has {depth}: all {depth} are re-cut "
+                          f"(pass last_k= to choose fewer)", stacklevel=3)
+            k = depth
+    if k is not None: cfg, ao = cfg.replace(last_k=k), {**ao, 'last_k': k}
+    return name, cfg, ao
 
 # %% ../nbs/20a_api.ipynb #8ca4927a
 def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequence,Image}Classification` or a library backbone
@@ -216,15 +237,13 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     check_type('model', model, nn.Module)
     if preset is not None: check_type('preset', preset, str)
     if adapt_opts is not None: check_type('adapt_opts', adapt_opts, dict)
-    name = preset if preset is not None else preset_for(adapt(model, **(adapt_opts or {})))
-    cfg = DistillConfig.preset(name, **overrides)
-    opts = dict(adapt_opts) if adapt_opts is not None else _adapt_opts(cfg)
+    name, cfg, opts = resolve_cut(model, preset, adapt_opts, **overrides)
     ad = adapt(model, **opts)
     bs = batch_size or cfg.bs
     tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed)
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs)
     check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid')
-    d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)
+    d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)  # `distill` first verifies the cut on a validation batch
     d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=fit_posthoc(d, vdl, n_samples))
     return d
 

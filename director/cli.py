@@ -12,7 +12,7 @@ __all__ = ['DATASETS', 'QUICK_VIT', 'QUICK', 'FIT_METHODS', 'DATA_FORMATS', 'COM
            'calibrate_report', 'cmd_calibrate', 'cmd_predict', 'cmd_bench', 'main']
 
 # %% ../nbs/21_cli.ipynb #3f478769
-import argparse, contextlib, copy, importlib, json, os, sys, tempfile, time
+import argparse, contextlib, copy, importlib, json, os, sys, tempfile, time, warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +30,7 @@ from .metrics import evaluate, scaled, paper_table, reliability_diagram, save_fi
 from .baselines import METHODS
 from .train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .api import (DIGITS_RECIPE, COMPARE_METHODS, METHOD_LABELS, TABLE_METRICS, method_predictions, method_metrics, calibrate, compare, as_loader,
-                          check_first_batch, save_director, load_director, predict_frame, markdown_table, PairLoader)
+                          check_first_batch, save_director, load_director, predict_frame, markdown_table, PairLoader, resolve_cut)
 
 # %% ../nbs/21_cli.ipynb #2baf5d87
 class OutputDirError(ValueError):
@@ -260,6 +260,8 @@ def _calibrate_parser(sub):
     c.add_argument('--label-column', default=None, help='column holding the class (default: label or labels); names are mapped with the model\'s label2id')
     c.add_argument('--preset', default=None, help="DIRECTOR recipe: a DistillConfig.preset name such as finetuned-encoder, finetuned-decoder or vit (default: chosen from the model family)")
     c.add_argument('--epochs', type=_pos_int, default=None, help="distillation epochs (default: the preset's)")
+    c.add_argument('--last-k', type=_pos_int, default=None,
+                   help="re-cut only the model's last K layers (default: the preset's, at most the model's depth)")
     c.add_argument('--n-samples', type=_pos_int, default=10, help='S: rollouts averaged by DIRECTOR and MC dropout passes (default: 10)')
     c.add_argument('--methods', default='mle,ts,mc_dropout,director', help=f"comma-separated methods, from {','.join(COMPARE_METHODS)} (default: mle,ts,mc_dropout,director)")
     c.add_argument('--batch-size', type=_pos_int, default=32, help='batch size (default: 32)')
@@ -586,12 +588,17 @@ def prepare_calibrate(args)->dict:
     if kind == 'image': data = {s: _image_rows(ds, args.image_column) for s, ds in data.items()}
     pk = dict(tokenizer=proc) if kind == 'text' else dict(image_processor=proc)
     loaders = {s: as_loader(ds, f'--{s}', batch_size=args.batch_size, shuffle=s == 'train', seed=args.seed, **pk, **cols) for s, ds in data.items()}
-    ad = adapt(model)
+    with warnings.catch_warnings():  # the preset-clamping note is given once, by the calibration itself
+        warnings.simplefilter('ignore')
+        try: _, _, opts = resolve_cut(model, args.preset, **({} if args.last_k is None else dict(last_k=args.last_k)))
+        except ValueError as e: raise ValueError(f"--last-k {args.last_k}: {e}" if args.last_k is not None else str(e)) from None
+    ad = adapt(model, **opts)
     for s, dl in loaders.items(): check_first_batch(ad, dl, f'--{s}')
     coll = loaders['train'].collate_fn
     names = [model.config.id2label.get(i, str(i)) for i in range(ad.n_classes)] if getattr(model.config, 'id2label', None) else None
     inputs = dict(kind=kind, column=coll.column, label_column=coll.label_column, max_length=args.max_length, class_names=names)
-    return dict(model=model.to(device), processor=proc, kind=kind, name=name, data=data, loaders=loaders, methods=methods, inputs=inputs, device=device)
+    return dict(model=model.to(device), processor=proc, kind=kind, name=name, data=data, loaders=loaders, methods=methods, inputs=inputs, device=device,
+                last_k=args.last_k)
 
 # %% ../nbs/21_cli.ipynb #d6e3c5a2
 def run_calibrate(job:dict, # from `prepare_calibrate`
@@ -600,7 +607,8 @@ def run_calibrate(job:dict, # from `prepare_calibrate`
                   command:str='director calibrate')->dict:
     "Calibrate, compare, and write results.json, report.md, reliability.png and the DIRECTOR (with its processor) to `out`."
     quiet, L, times = not progress, job['loaders'], {}
-    over = dict(seed=seed, progress=progress, device=str(job['device']), **({} if epochs is None else dict(epochs=epochs)))
+    over = dict(seed=seed, progress=progress, device=str(job['device']), **({} if epochs is None else dict(epochs=epochs)),
+                **({} if job.get('last_k') is None else dict(last_k=job['last_k'])))
     t0 = time.time()
     _say(f"[1/3] distilling DIRECTOR from {job['name']} on {len(job['data']['train'])} training rows", quiet)
     d = calibrate(job['model'], L['train'], L['valid'], preset=preset, n_samples=n_samples, **over)

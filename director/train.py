@@ -8,7 +8,7 @@ Docs: https://director-uq.github.io/director/train.html.md"""
 __all__ = ['SCHEDULES', 'SELECT', 'PRECISIONS', 'PRESETS', 'TRACE_SOURCES', 'lr_factor', 'make_scheduler', 'TrainConfig',
            'DistillConfig', 'make_accelerator', 'gather_predictions', 'rng_state', 'set_rng_state', 'CheckpointError',
            'checksum_path', 'save_checkpoint', 'load_checkpoint', 'train_backbone', 'save_backbone', 'load_backbone',
-           'DistillStep', 'distill', 'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
+           'DistillStep', 'verify_cut', 'distill', 'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
 
 # %% ../nbs/20_train.ipynb #6a458f43
 import math, os, io, random, json, tempfile, time, warnings, hashlib, pickle, zipfile, statistics
@@ -30,6 +30,7 @@ from .core import (check_type, check_value, check_finite, check_loader, split_ba
 from .backbones import aux_loss, build_backbone
 from .kernel import KernelConfig
 from .repartition import adapt
+from .adapter import EquivalenceError, HOWTO_URL
 from .model import Director
 from .loss import LossConfig, DirectorLoss, loss_weights
 from .traces import TraceStore
@@ -605,6 +606,20 @@ def _check_adapter(adapter, cfg):
     check_value('cfg.last_k', cfg.last_k is None or cut == cfg.last_k, cfg.last_k,
                 f"the adapter's cut (last_k={cut}): build it with adapt(model, last_k={cfg.last_k})")
 
+def verify_cut(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
+               dl, # a loader of (x, y) pairs or dict batches; its first batch is checked
+               name:str='valid_dl', # its name, for the message
+               rtol:float=1e-4, atol:float=1e-5 # float tolerance on the logits
+              )->float:
+    "Check on the first batch of `dl` that the re-cut path reproduces the model's logits (max abs difference); `ValueError` otherwise."
+    x, _ = split_batch(next(iter(dl)))
+    p = next(adapter.model.parameters(), None)
+    try: return adapter.verify(x if p is None else to_device(x, p.device), rtol=rtol, atol=atol)
+    except EquivalenceError as e:
+        raise ValueError(f"the re-cut {type(adapter.model).__name__} does not reproduce the model on the first batch of `{name}`: {e}. Nothing "
+                         "was trained: a DIRECTOR distilled from this cut would imitate another function. Describe the family's blocks "
+                         f"so that `adapter.verify(batch)` passes (see {HOWTO_URL}), or use a model of a supported family") from None
+
 # %% ../nbs/20_train.ipynb #c8ff0d22
 class _StoreBatches:
     "Re-iterable `Traces` batches of a `TraceStore` on `device`, reshuffled every epoch (`set_epoch`)."
@@ -645,6 +660,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     cfg = DistillConfig() if cfg is None else check_type('cfg', cfg, DistillConfig)
     _check_adapter(adapter, cfg)
     check_loader(train_dl, adapter.n_classes, 'train_dl'); check_loader(valid_dl, adapter.n_classes, 'valid_dl')
+    verify_cut(adapter, valid_dl)  # never distil from a cut that is not the model
     acc = make_accelerator(cfg)
     kc = cfg.kernel_config(adapter.dim, adapter.n_steps, _teacher_heads(adapter))
     seed_everything(cfg.seed)
