@@ -7,9 +7,9 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'NOVELTY_BUDGET', 'POSTHOC_RECIPES', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
            'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'preset_for',
-           'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions', 'method_predictions',
-           'method_metrics', 'Comparison', 'markdown_table', 'compare', 'save_director', 'load_director',
-           'predict_frame']
+           'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions', 'check_mc_dropout',
+           'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare', 'save_director',
+           'load_director', 'predict_frame']
 
 # %% ../nbs/20a_api.ipynb #09f784ff
 import sys, time, warnings
@@ -273,10 +273,21 @@ def director_predictions(d:Director, dl, # a DIRECTOR and a loader of pairs or d
     probs, y = gather_predictions(lambda b: d.predict_proba(to_device(b, dev), n_samples=n_samples, generator=g), PairLoader(dl))
     return dict(probs=probs, labels=y, logits=None)
 
+def check_mc_dropout(model, methods, # the classifier and the methods to score
+                     p:float|None=None, # dropout rate for MC dropout (None: the model's own rates)
+                     arg:str='mc_dropout_p' # how the rate is passed, for the message (a Python argument or a flag)
+                    ):
+    "Refuse, before any work, MC dropout methods the model cannot run (no dropout module, or rate 0 and no `p`)."
+    for m in [m for m in methods if m in ('mc_dropout', 'mc_dropout_last')]:
+        try: MCDropout(model, 1, last_only=m == 'mc_dropout_last', p=p)
+        except ValueError as e: raise ValueError(f"method {m!r}: {str(e).replace('pass p=', f'pass {arg}')}") from None
+
 def method_predictions(method:str, # a name from `COMPARE_METHODS`
                        model, d:Director|None, # the classifier and its DIRECTOR
                        loaders:dict, # dict(test=, valid=, train=) loaders of pairs
-                       n_samples:int=10, seed:int=0)->dict:
+                       n_samples:int=10, seed:int=0,
+                       mc_dropout_p:float|None=None # dropout rate of MC dropout (None: the model's own rates)
+                      )->dict:
     "Test predictions dict(probs, labels, logits) of one method, fitted post hoc on `loaders['valid']` / `['train']` where needed."
     test, valid = loaders['test'], loaders.get('valid')
     if method == 'mle': return MLE(model).predict_loader(test)
@@ -284,7 +295,7 @@ def method_predictions(method:str, # a name from `COMPARE_METHODS`
         ts = TemperatureScaling(model, **(dict(optimizer='authors') if method == 'ts_authors' else {})).fit(valid)
         return dict(ts.predict_loader(test), temperature=ts.temperature)
     if method in ('mc_dropout', 'mc_dropout_last'):
-        return MCDropout(model, n_samples=n_samples, last_only=method == 'mc_dropout_last').predict_loader(test, seed=seed)
+        return MCDropout(model, n_samples=n_samples, last_only=method == 'mc_dropout_last', p=mc_dropout_p).predict_loader(test, seed=seed)
     if method == 'laplace': return LastLayerLaplace(model).fit(loaders['train']).predict_loader(test)
     return director_predictions(d, test, 1 if method == 'director_s1' else n_samples, seed)
 
@@ -332,13 +343,15 @@ def compare(model, # the classifier (the same one `calibrate` was given)
             tokenizer=None, image_processor=None, batch_size:int=32, # for `datasets.Dataset` inputs
             metrics=('acc', 'ece', 'nll', 'brier'), # bootstrapped metrics (`director.metrics.BOOT_METRICS`)
             n_boot:int=1000, # bootstrap resamples
-            progress:bool=False # one line per method on stderr
+            progress:bool=False, # one line per method on stderr
+            mc_dropout_p:float|None=None # dropout rate of MC dropout (None: the model's own; needed when they are 0)
            )->Comparison:
     "Score `methods` on `test` side by side: table, paired-bootstrap intervals of DIRECTOR minus each baseline, reliability figure."
     check_type('d', d, Director); methods = tuple(check_type('methods', methods, (tuple, list)))
     check_value('methods', len(methods) > 0 and set(methods) <= set(COMPARE_METHODS) and 'director' in methods, methods,
                 f"names from {COMPARE_METHODS} including 'director' (others of {METHODS} train new models: use `director bench`)")
     check_value('train', 'laplace' not in methods or train is not None, None, "training data when 'laplace' is compared")
+    check_mc_dropout(model, methods, mc_dropout_p, 'mc_dropout_p=')
     kw = dict(tokenizer=tokenizer, image_processor=image_processor, batch_size=batch_size)
     raw = dict(valid=as_loader(valid, 'valid', **kw), test=as_loader(test, 'test', **kw), **({} if train is None else dict(train=as_loader(train, 'train', **kw))))
     ad = adapt(model, **d.spec.get('preset', {}).get('adapt_opts', {}))
@@ -348,7 +361,7 @@ def compare(model, # the classifier (the same one `calibrate` was given)
     preds, times = {}, {}
     for m in methods:
         if progress: print(f"scoring {names[m]} on the test data", file=sys.stderr, flush=True)
-        t0 = time.time(); preds[m] = method_predictions(m, model, d, loaders, n_samples, seed); times[m] = time.time() - t0
+        t0 = time.time(); preds[m] = method_predictions(m, model, d, loaders, n_samples, seed, mc_dropout_p); times[m] = time.time() - t0
     labels = preds['director']['labels']
     mets = {names[m]: method_metrics(m, p) for m, p in preds.items()}
     table = paper_table({n: {k: v for k, v in r.items() if k in TABLE_METRICS} for n, r in mets.items()})

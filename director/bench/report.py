@@ -57,7 +57,7 @@ def make_record(benchmark:str, # results sub-folder, e.g. 'digits', 'cifar10'
         check_type(k, v, str)
     check_type('seed', seed, int); check_type('metrics', metrics, dict)
     if average is not None: check_value('average', average in ('prob', 'logit'), average, "'prob', 'logit' or None")
-    env, gs = env_info(), git_state()
+    env, gs = env_info(), git_state(repo_root())
     extra['command'] = extra.get('command') or shlex.join(sys.argv)
     return dict(benchmark=benchmark, dataset=dataset, variant=variant, split=split, method=method, seed=seed,
                 metrics={k: float(_num(v)) for k, v in metrics.items() if not isinstance(v, str)}, n_samples=n_samples, average=average,
