@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 import torch
+import torch.utils.checkpoint
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
@@ -56,6 +57,7 @@ class Director(nn.Module):
             check_type('max_rows', max_rows, int); check_value('max_rows', max_rows >= 1, max_rows, 'a positive integer or None')
         self.embed, self.kernel, self.head, self.spec = embed, kernel, head, dict(spec)
         self.max_rows, self.check_finite, self.frozen_embed_head = max_rows, True, False
+        self.grad_checkpoint = False # training: recompute each kernel step in the backward pass (memory that does not grow with L)
     @property
     def kernel_cfg(self)->KernelConfig: return self.kernel.cfg
     @property
@@ -219,6 +221,17 @@ def _finite_flags(self:Director, flags:list, labels:list):
 
 # %% ../nbs/14_model.ipynb #f50ee93d
 @patch
+def _checkpointing(self:Director)->bool:
+    "Whether kernel steps are recomputed in the backward pass: training with gradients and `grad_checkpoint` on."
+    return self.grad_checkpoint and self.training and torch.is_grad_enabled()
+
+@patch
+def _kstep(self:Director, X:torch.Tensor, t:int, c:dict|None)->tuple:
+    "`transition(X, t, c)`, its activations recomputed in the backward pass when checkpointing (same values, same dropout)."
+    if not self._checkpointing(): return self.transition(X, t, c)
+    return torch.utils.checkpoint.checkpoint(self.transition, X, t, c, use_reentrant=False)
+
+@patch
 def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None,
           nov:tuple|None=None)->torch.Tensor:
     "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."
@@ -236,7 +249,7 @@ def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=
             if nx is not None: noise = noise + ns[None, :, None, None] * nx[:, :, None]
             X = (mu + (noise if tau == 1 else tau * noise)).flatten(0, 1)
         else:
-            mu, sigma = self.transition(X, t, c); noise = sigma * eps.view_as(X)
+            mu, sigma = self._kstep(X, t, c); noise = sigma * eps.view_as(X)
             sx = self.kernel.shared_std(mu, c.get('mask'))
             if sx is not None: noise = noise + sx[:, None] * ex.view(k * B, 1, D)
             if nx is not None: ns = ns.repeat(k)[:, None, None]; noise = noise + ns * nx.view(k * B, 1, D)
@@ -319,12 +332,14 @@ def teacher_forced(self:Director, xs, # L+1 traces X_0..X_L (list of (B, N, d) o
     xs = torch.stack(list(xs)) if isinstance(xs, (list, tuple)) else xs
     check_type('xs', xs, torch.Tensor)
     check_value('xs', xs.ndim == 4 and xs.shape[0] in (L, L + 1), tuple(xs.shape), f'{L + 1} (or {L}) traces of shape (B, N, d)')
-    B = xs.shape[1]; k = max(1, self.chunk_rows(xs.device, max_rows) // B)
+    B, ck = xs.shape[1], self._checkpointing()
+    k = 1 if ck else max(1, self.chunk_rows(xs.device, max_rows) // B)  # checkpointed: one step per chunk, recomputed in backward
     mask = (ctx or {}).get('mask'); mus, sigmas = [], []
     for i in range(0, L, k):
         j = min(L, i + k)
         tau = torch.arange(i, j, device=xs.device).repeat_interleave(B)
-        mu, s = self.kernel(xs[i:j].flatten(0, 1), tau, None if mask is None else mask.repeat(j - i, 1))
+        args = (xs[i:j].flatten(0, 1), tau, None if mask is None else mask.repeat(j - i, 1))
+        mu, s = torch.utils.checkpoint.checkpoint(self.kernel, *args, use_reentrant=False) if ck else self.kernel(*args)
         mus.append(mu.view(j - i, *xs.shape[1:])); sigmas.append(s.view(j - i, *xs.shape[1:]))
     return torch.cat(mus), torch.cat(sigmas)
 

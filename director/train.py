@@ -8,7 +8,8 @@ Docs: https://director-uq.github.io/director/train.html.md"""
 __all__ = ['SCHEDULES', 'SELECT', 'PRECISIONS', 'PRESETS', 'TRACE_SOURCES', 'lr_factor', 'make_scheduler', 'TrainConfig',
            'DistillConfig', 'make_accelerator', 'gather_predictions', 'rng_state', 'set_rng_state', 'CheckpointError',
            'checksum_path', 'save_checkpoint', 'load_checkpoint', 'train_backbone', 'save_backbone', 'load_backbone',
-           'DistillStep', 'verify_cut', 'distill', 'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
+           'DistillStep', 'n_tokens', 'activation_bytes', 'free_memory', 'use_checkpoint', 'verify_cut', 'distill',
+           'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
 
 # %% ../nbs/20_train.ipynb #6a458f43
 import math, os, io, random, json, tempfile, time, warnings, hashlib, pickle, zipfile, statistics
@@ -199,6 +200,7 @@ class DistillConfig(TrainConfig):
     last_k:int|None = None # blocks re-cut by `adapt(model, last_k=...)` (None: the adapter's default); `distill` refuses another cut
     traces:str = 'live' # teacher traces: 'live' (computed every step) or 'store' (written once to `trace_dir`, then read)
     trace_dir:str|None = None # the `TraceStore` folder when traces='store'
+    checkpoint:str = 'auto' # recompute kernel steps in the backward pass: 'on', 'off', or 'auto' (on when the activations would not fit)
     def validate(self):
         super().validate()
         LossConfig(**_loss_kw(self)); _chk_int('eval_samples', self.eval_samples, 1)
@@ -206,6 +208,7 @@ class DistillConfig(TrainConfig):
         if self.heads is not None: _chk_int('heads', self.heads, 1)
         if self.last_k is not None: _chk_int('last_k', self.last_k, 1)
         check_value('traces', self.traces in TRACE_SOURCES, self.traces, f'one of {TRACE_SOURCES}')
+        check_value('checkpoint', self.checkpoint in ('auto', 'on', 'off'), self.checkpoint, "'auto', 'on' or 'off'")
         check_value('trace_dir', self.traces == 'live' or isinstance(self.trace_dir, str), self.trace_dir, "a folder (str) when traces='store'")
         KernelConfig(**_kernel_kw(self, 12 * (self.heads or 1), 1))
 
@@ -606,6 +609,38 @@ def _check_adapter(adapter, cfg):
     check_value('cfg.last_k', cfg.last_k is None or cut == cfg.last_k, cfg.last_k,
                 f"the adapter's cut (last_k={cut}): build it with adapt(model, last_k={cfg.last_k})")
 
+def n_tokens(adapter, dl)->int:
+    "Tokens per example (N of the states X_t) on the first batch of `dl`."
+    x, _ = split_batch(next(iter(dl)))
+    p = next(adapter.model.parameters(), None)
+    with eval_mode(adapter.model), torch.no_grad(): X0, _ = adapter.embed(x if p is None else to_device(x, p.device))
+    return int(X0.shape[1])
+
+def activation_bytes(kc:KernelConfig, # the kernel
+                     bs:int, # examples per step
+                     n_tokens:int, # tokens per example
+                     bytes_per:int=4 # bytes per activation (4: float32)
+                    )->int:
+    "Estimated activations one distillation step keeps for its backward pass without checkpointing: 2L kernel passes (rollout and teacher-forced) over bs·N tokens."
+    per_token = kc.dim * (16 + 8 * kc.mlp_ratio) * kc.depth + 8 * kc.dim + kc.heads * n_tokens * kc.depth  # DiT blocks, heads, attention weights
+    return int(2 * kc.n_steps * bs * n_tokens * per_token * bytes_per)
+
+def free_memory(device)->int:
+    "Bytes free for a run on `device`: CUDA's free memory, else the system's available memory."
+    device = torch.device(device)
+    if device.type == 'cuda': return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'): return int(line.split()[1]) * 1024
+    except OSError: pass
+    return int(os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE'))
+
+def use_checkpoint(cfg:DistillConfig, kc:KernelConfig, n_tok:int, device)->bool:
+    "Whether `distill` recomputes kernel steps in backward: `cfg.checkpoint` 'on'/'off', or 'auto': when the activations exceed a quarter of the free memory."
+    if cfg.checkpoint != 'auto': return cfg.checkpoint == 'on'
+    return activation_bytes(kc, cfg.bs, n_tok) > free_memory(device) // 4
+
 def verify_cut(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
                dl, # a loader of (x, y) pairs or dict batches; its first batch is checked
                name:str='valid_dl', # its name, for the message
@@ -665,6 +700,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     kc = cfg.kernel_config(adapter.dim, adapter.n_steps, _teacher_heads(adapter))
     seed_everything(cfg.seed)
     d = Director.from_adapter(adapter, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head)
+    d.grad_checkpoint = use_checkpoint(cfg, kc, n_tokens(adapter, valid_dl), acc.device)
     d.note_training_data(train_dl)  # the loader's fingerprint: `Director.calibrate` warns when handed the training data
     seed_everything(cfg.seed + acc.process_index)
     with eval_mode(adapter.model):

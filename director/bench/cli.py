@@ -18,7 +18,7 @@ from .report import PAPER_METRICS, load_records, results_table, paired_preds
 from .recipes import (DIGITS_RECIPE, DIGITS_METHODS, CIFAR_RECIPES, CIFAR_METHODS, TEXT_METHODS, VIT_B16_ID, QWEN_ID,
                                     ModelNotFoundError, bench_digits, bench_cifar10, bench_cola, bench_imdb, bench_cola_minilm, bench_vit_b16,
                                     bench_qwen_cola)
-from .study import cost_study
+from .study import cost_study, train_cost, TRAIN_COST_SETUPS
 from . import ablation as _abl
 
 # %% ../../nbs/bench/cli.ipynb #d221e64c
@@ -94,6 +94,12 @@ def _tools(sub):
     q.add_argument('--quick', action='store_true', help='tiny sizes (smoke test)')
     q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits'],
                    help="'samples': re-run only the S-sweep of cost_latency.json")
+    q = sub.add_parser('train-cost', help='seconds per epoch and peak memory of backbone training and distillation, side by side')
+    q.add_argument('--setups', nargs='+', default=list(TRAIN_COST_SETUPS), choices=TRAIN_COST_SETUPS)
+    q.add_argument('--epochs', type=int, default=3, help='epochs per run (the first is left out of the median)')
+    q.add_argument('--bs', type=int, default=64); q.add_argument('--n', type=int, default=2048, help='training examples (CIFAR-10, CoLA)')
+    q.add_argument('--data', default=None, help='data folder with CIFAR-10 and CoLA (default: $DIRECTOR_DATA, then the hub)')
+    q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
     q = sub.add_parser('table', help='print the paper-style table of a results folder')
     q.add_argument('folder'); q.add_argument('--metrics', nargs='+', default=list(PAPER_METRICS))
     q = sub.add_parser('compare', help="paired bootstrap of one method against others on a results folder's saved predictions")
@@ -155,6 +161,14 @@ def _run(a, command):
     if r == 'cost':
         for k, f in cost_study(a.out, a.digits_ckpt, a.device, a.quick, tuple(a.parts), a.allow_dirty).items(): print(f'{k}: {f}')
         return
+    if r == 'train-cost':
+        rec = train_cost(tuple(a.setups), a.epochs, a.bs, a.n, a.data, a.out, a.device, a.allow_dirty)
+        for s, row in rec['setups'].items():
+            for k, v in row['distill'].items():
+                print(f"{s} ({k}): backbone {row['backbone']['epoch_s']:.2f} s/epoch; " + '; '.join(
+                    f"{c}: distillation {x['epoch_s']:.2f} s/epoch ({x['time_ratio']:.2f}x), peak {x['memory_ratio']:.2f}x"
+                    for c, x in v.items() if c.startswith('checkpoint')) + f"; FLOPs {v['flops_ratio']:.2f}x")
+        return print(f"written to {rec['path']}")
     if r == 'table': return print(results_table(load_records(a.folder), metrics=tuple(a.metrics)).to_string())
     if r == 'compare':
         with pd.option_context('display.width', 250, 'display.max_columns', 50):
