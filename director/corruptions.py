@@ -347,6 +347,8 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
     check_value('corruption', corruption in CORRUPTIONS, corruption, f"one of {', '.join(CORRUPTIONS)}")
     check_value('severity', severity in (1, 2, 3, 4, 5), severity, 'an integer in 1..5')
     check_value('source', source in ('auto', 'release', 'regenerate'), source, "'auto', 'release' or 'regenerate'")
+    check_type('seed', seed, int)
+    if n is not None: check_value('n', isinstance(n, int) and not isinstance(n, bool) and n >= 1, n, 'a positive integer or None')
     meta = dict(dataset='cifar10c', corruption=corruption, severity=severity, split='test')
     root, rel, searched = locate([f'cifar10c/CIFAR-10-C/{corruption}.npy', f'CIFAR-10-C/{corruption}.npy'], path)
     if root is not None and source != 'regenerate': return _c10c_release(root, rel, severity, n, meta)
