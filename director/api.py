@@ -6,14 +6,14 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'NOVELTY_BUDGET', 'POSTHOC_RECIPES', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
-           'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'preset_for',
-           'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions', 'check_mc_dropout',
-           'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare', 'save_director',
-           'load_director', 'predict_frame']
+           'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'check_splits',
+           'preset_for', 'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions',
+           'check_mc_dropout', 'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare',
+           'save_director', 'load_director', 'predict_frame']
 
 # %% ../nbs/20a_api.ipynb #09f784ff
-import sys, time, warnings
-from collections.abc import Iterable
+import sys, time, hashlib, warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -24,7 +24,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from .core import check_type, check_value, check_loader, split_batch, to_device
 from .backbones import build_backbone
 from .repartition import adapt
-from .model import Director, CalibrationError, check_replaceable
+from .model import Director, CalibrationError, check_replaceable, _hash_into
 from .train import TrainConfig, DistillConfig, PRESETS, distill, gather_predictions
 from .baselines import METHODS, MLE, TemperatureScaling, MCDropout, LastLayerLaplace
 from .metrics import evaluate, scaled, paper_table, paired_bootstrap, reliability_diagram
@@ -152,6 +152,40 @@ def check_first_batch(ad, # the model's adapter (`director.repartition.adapt`)
     return b
 
 # %% ../nbs/20a_api.ipynb #94397900
+def _inputs_of(item):
+    "The inputs of one dataset item: a dict row without its label, or the first of an (x, y) pair."
+    if isinstance(item, Mapping): return {k: v for k, v in item.items() if k not in ('label', 'labels')}
+    return item[0] if isinstance(item, (tuple, list)) and len(item) == 2 else item
+
+def _row_hashes(dl, limit:int=200_000)->set|None:
+    "sha256 of every example's inputs in the dataset behind `dl` (None when it has none, or more than `limit` rows)."
+    ds = getattr(dl, 'dataset', None)
+    try: n = len(ds)
+    except TypeError: return None
+    if n > limit: return None
+    out = set()
+    for i in range(n):
+        h = hashlib.sha256(); _hash_into(h, _inputs_of(ds[i])); out.add(h.hexdigest())
+    return out
+
+def check_splits(train_dl, valid_dl, # the training and validation loaders, as `as_loader` gives them
+                 name:str='valid' # how the validation data is named, for the message
+                )->list:
+    "Warn, before any work, where the data cannot mean what the user thinks: validation examples that are training examples, a validation split with one class; returns the warnings."
+    said, tr, va = [], _row_hashes(train_dl), _row_hashes(valid_dl)
+    if tr is not None and va:
+        k = len(va & tr)
+        if k: said.append(f"{k} of the {len(va)} distinct `{name}` examples are also training examples"
+                          + (" (the validation data is the training data)" if k == len(va) else '')
+                          + ": checkpoint selection and the post-hoc fit need held-out data, or they come out over-confident; "
+                          f"pass a `{name}` split disjoint from the training data")
+    ys = torch.cat([split_batch(b)[1].reshape(-1).cpu() for b in valid_dl])
+    if len(cls := torch.unique(ys)) < 2:
+        said.append(f"`{name}` holds one class ({int(cls[0])}) in its {len(ys)} examples: temperatures and weights fitted on it reward "
+                    "always predicting that class; pass a validation split with every class")
+    for s in said: warnings.warn(s, UserWarning, stacklevel=3)
+    return said
+
 def preset_for(ad)->str:
     "The `DistillConfig.preset` name for the family of adapter `ad`."
     spec = ad.input_spec
@@ -242,7 +276,10 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     bs = batch_size or cfg.bs
     tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed)
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs)
-    check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid')
+    check_value('model', ad.n_classes >= 2, f'a head with {ad.n_classes} output',
+                'a classifier with one output per class, at least 2 (a one-output head is a regression or a single binary logit; '
+                'give a binary classifier two outputs, e.g. num_labels=2)')
+    check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid'); check_splits(tdl, vdl)
     d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)  # `distill` first verifies the cut on a validation batch
     d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=fit_posthoc(d, vdl, n_samples))
     return d

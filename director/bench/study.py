@@ -271,6 +271,7 @@ def train_cost(setups=TRAIN_COST_SETUPS, # names from `TRAIN_COST_SETUPS`
     for s in check_type('setups', setups, (list, tuple)): check_value('setups', s in _TC, s, f'names from {list(_TC)}')
     for k, v, lo in (('epochs', epochs, 2), ('bs', bs, 1), ('n', n, bs)):
         check_value(k, isinstance(v, int) and not isinstance(v, bool) and v >= lo, v, f'an integer >= {lo}')
+    gs = git_state()  # the code that runs: a record states the state at the start, not after the run
     check_provenance(out, allow_dirty)
     res = {}
     for s in setups:
@@ -293,7 +294,7 @@ def train_cost(setups=TRAIN_COST_SETUPS, # names from `TRAIN_COST_SETUPS`
                                                                memory_ratio=dmem / max(bmem, 1))
             row['distill'][key].update(flops_per_step=fl, flops_ratio=fl / row['backbone']['flops_per_step'])
         res[s] = row
-    rec = _stamp(study='training cost', device=str(device), memory_method=how, batch=bs, epochs_per_run=epochs,
+    rec = _stamp(gs, study='training cost', device=str(device), memory_method=how, batch=bs, epochs_per_run=epochs,
                  protocol="each setup's backbone trained, then distilled twice (kernel steps checkpointed off, on) in this one process, "
                           "one after the other at the same batch; epoch_s: median wall time of the epochs after the first (training and "
                           "validation); peak_bytes: memory added during the whole run; FLOPs of one training step by FlopCounterMode",
@@ -336,13 +337,14 @@ def predictor_cost(shapes=PREDICTOR_SHAPES, # names from `PREDICTOR_SHAPES`
                    S:int=10, # samples of the sampling methods
                    members:int=5, # ensemble size M
                    reps:int=3, # interleaved repetitions (median)
-                   device='cpu', flops:bool=True # also count each predictor's FLOPs
+                   device='cpu', flops:bool=True, # also count each predictor's FLOPs
+                   gs:dict|None=None # the code's git state at the start of the run (default: now)
                   )->dict:
     "Per shape: inference seconds per example of each method's predictor, timed interleaved in this process on the same batch, and their ratios to MLE."
     for s in check_type('shapes', shapes, (list, tuple)): check_value('shapes', s in PREDICTOR_SHAPES, s, f'names from {PREDICTOR_SHAPES}')
     for k, v in (('bs', bs), ('S', S), ('members', members), ('reps', reps)):
         check_value(k, isinstance(v, int) and not isinstance(v, bool) and v >= 1, v, 'an integer >= 1')
-    dev, out = torch.device(device), {}
+    dev, out, gs = torch.device(device), {}, gs or git_state()
     for name in shapes:
         model, x, preset = shape_model(name, bs, dev)
         cfg = DistillConfig.preset(preset)
@@ -361,16 +363,17 @@ def predictor_cost(shapes=PREDICTOR_SHAPES, # names from `PREDICTOR_SHAPES`
             for k, f in fns.items(): rows[k].update(flops_ratio=count_flops(f) / fm)
         out[name] = dict(preset=preset, kernel=dict(depth=cfg.depth, mlp_ratio=cfg.mlp_ratio, steps=ad.n_steps), methods=rows)
         del model, ad, paper, rec
-    return _stamp(study='predictor cost', device=str(dev), batch=bs, S=S, members=members, reps=reps, weights='random',
+    return _stamp(gs, study='predictor cost', device=str(dev), batch=bs, S=S, members=members, reps=reps, weights='random',
                   protocol="every predictor timed in turn within each repetition after one warm-up round, on the same batch, in one "
                            "process; median; 'director' is the recommended structure (frozen model mixed in, novelty noise and novelty "
                            "temperature: one pass of the frozen model, the kernel's S rollouts); TS costs what MLE does; the ensemble "
                            "is M passes of one model (the arithmetic of M members)", shapes=out)
 
 # %% ../../nbs/bench/study.ipynb #089af569
-def _stamp(**kw)->dict:
+def _stamp(gs:dict|None=None, # the code's git state when the run started (default: now)
+           **kw)->dict:
     "Environment, command, the code's git state, time, torch threads and the machine's load average (other processes share the CPU)."
-    load, gs = os.getloadavg()[0] if hasattr(os, 'getloadavg') else None, git_state()
+    load, gs = os.getloadavg()[0] if hasattr(os, 'getloadavg') else None, gs or git_state()
     return dict(env=env_info(), command=shlex.join(sys.argv), commit=gs['commit'], dirty=gs['dirty'], diff_sha256=gs['diff_sha256'], created=time.strftime('%Y-%m-%dT%H:%M:%S'), threads=torch.get_num_threads(),
                 load_avg_1min=load, cpu_count=os.cpu_count(), **kw)
 
@@ -387,13 +390,13 @@ def cost_study(out='results', # where the cost_*.json files go
                allow_dirty:bool=False # write into the checkout's results/ from uncommitted code (the diff's hash is stored)
               )->dict:
     "The cost study: parameter counts, latency/memory vs depth and vs S with the FLOP target, digits accuracy/ECE vs S and training cost."
-    check_provenance(out, allow_dirty)
+    gs = git_state(); check_provenance(out, allow_dirty)
     out, dev, files = Path(out), default_device(device), {}
     reps, bs = (2, 4) if quick else (5, 32)
     vit_kw = dict(dim=32, heads=4, mlp_dim=32) if quick else {}
     if 'params' in parts:
         pr = param_study((1, 4), qwen=False, minilm=False) if quick else param_study()
-        files['params'] = _write_json(_stamp(study='parameters', results=pr), out/'cost_params.json')
+        files['params'] = _write_json(_stamp(gs, study='parameters', results=pr), out/'cost_params.json')
     if 'latency' in parts or 'samples' in parts:
         prev = out/'cost_latency.json'
         if 'latency' in parts: depth = latency_vs_depth((7, 14) if quick else (7, 14, 21, 28), bs, reps, dev, **vit_kw)
@@ -406,7 +409,7 @@ def cost_study(out='results', # where the cost_*.json files go
         proto = dict(batch=bs, reps=reps, statistic='median of interleaved repetitions after one warm-up', weights='random',
                      vit=vit_kw or dict(dim=384, heads=12, mlp_dim=384), kernel='1 DiT block, MLP ratio mlp_dim/dim', device=str(dev))
         extra = {} if 'latency' in parts else dict(depth_from=dict(commit=old.get('commit'), created=old.get('created')))
-        files['latency'] = _write_json(_stamp(study='latency', protocol=proto, depth=depth, samples=samp, target=flops_target(samp),
+        files['latency'] = _write_json(_stamp(gs, study='latency', protocol=proto, depth=depth, samples=samp, target=flops_target(samp),
                                               samples_chunked=chunked, target_chunked=flops_target(chunked), **extra), prev)
     if 'digits' in parts:
         if not Path(digits_ckpt).is_dir() or not list(Path(digits_ckpt).glob('seed*/director')):
@@ -415,8 +418,8 @@ def cost_study(out='results', # where the cost_*.json files go
                          dim=16 if quick else 64, depth=2 if quick else 4, heads=2 if quick else 4, verbose=not quick)
         acc = accuracy_vs_samples(digits_ckpt, (1, 10) if quick else (1, 2, 5, 10, 20), 2 if quick else 5)
         tc = training_cost(epochs=1 if quick else 3, reps=1 if quick else 3, dim=16 if quick else 64, depth=2 if quick else 4, heads=2 if quick else 4)
-        files['digits'] = _write_json(_stamp(study='digits', accuracy_vs_samples=acc, training=tc, ckpt_dir=str(digits_ckpt)), out/'cost_digits.json')
+        files['digits'] = _write_json(_stamp(gs, study='digits', accuracy_vs_samples=acc, training=tc, ckpt_dir=str(digits_ckpt)), out/'cost_digits.json')
     if 'predictors' in parts:
-        pc = predictor_cost(('bert-base-128',), reps=1, S=2, flops=False) if quick else predictor_cost(device=dev)
+        pc = predictor_cost(('bert-base-128',), reps=1, S=2, flops=False, gs=gs) if quick else predictor_cost(device=dev, gs=gs)
         files['predictors'] = _write_json(pc, out/'cost'/f'predictors_{dev.type}.json')
     return files
