@@ -416,9 +416,8 @@ def save_director(d:Director, path, # the DIRECTOR and its folder
     "`Director.save` plus the preprocessing: the processor in `path/processor`, `inputs` in the spec."
     check_type('d', d, Director); check_replaceable(path)  # a user's model folder is refused before anything changes
     if inputs is not None: d.spec['inputs'] = dict(check_type('inputs', inputs, dict))
-    path = Path(d.save(path))
-    if processor is not None: processor.save_pretrained(path/PROCESSOR_DIR)
-    return path
+    # the processor goes into the new checkpoint before it is checksummed and swapped in: one unit, every file checked on load
+    return Path(d.save(path, extra=None if processor is None else (lambda tmp: processor.save_pretrained(tmp/PROCESSOR_DIR))))
 
 def load_director(path, # a folder written by `save_director` (or `Director.save`)
                   device='cpu')->tuple:

@@ -854,6 +854,13 @@ def check_replaceable(path:str|Path # the folder a save is about to replace
                                f"overwrite them; {how}")
     return path
 
+def _file_sha(p:Path)->str:
+    "Hex sha256 of a file's bytes, read now (no memo: a checked file may have been edited in place)."
+    h = hashlib.sha256()
+    with open(p, 'rb') as f:
+        for b in iter(lambda: f.read(1 << 20), b''): h.update(b)
+    return h.hexdigest()
+
 def _swap_in(tmp:Path, path:Path):
     "Replace folder `path` by the finished folder `tmp`: one atomic exchange where supported, else two renames."
     if path.exists():
@@ -865,20 +872,25 @@ def _swap_in(tmp:Path, path:Path):
 
 # %% ../nbs/14_model.ipynb #40355186
 @patch
-def save(self:Director, path:str|Path)->Path:
-    "Write the checkpoint folder `path` atomically, holding its write lock: weights (safetensors), `config.json`, `checksums.json`."
+def save(self:Director, path:str|Path,
+         extra=None # extra(folder) writes more files into the new checkpoint before it is checksummed (e.g. a tokenizer)
+        )->Path:
+    "Write the checkpoint folder `path` atomically, holding its write lock: weights (safetensors), `config.json`, any `extra` files, and `checksums.json` over all of them."
     path = check_replaceable(path); path.parent.mkdir(parents=True, exist_ok=True)
     with write_lock(path):
         check_replaceable(path)  # again under the lock: another writer may have made it meanwhile
         for p in [*path.parent.glob(f'.{path.name}.tmp-*'), *path.parent.glob(f'.{path.name}.old-*')]: shutil.rmtree(p, ignore_errors=True)  # a crashed save's leftovers
         blob = st_save({k: v.detach().cpu().clone().contiguous() for k, v in self.state_dict().items()})
         cfg = json.dumps(self.checkpoint_config(hashlib.sha256(blob).hexdigest()), indent=2).encode()
-        sums = json.dumps({n: hashlib.sha256(b).hexdigest() for n, b in ((WEIGHTS_FILE, blob), (CONFIG_FILE, cfg))}, indent=2).encode()
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f'.{path.name}.tmp-'))
         try:
             um = os.umask(0); os.umask(um); os.chmod(tmp, 0o777 & ~um)  # mkdtemp makes 0700 folders
-            for name, data in ((WEIGHTS_FILE, blob), (CONFIG_FILE, cfg), (CHECKSUMS_FILE, sums)):
+            for name, data in ((WEIGHTS_FILE, blob), (CONFIG_FILE, cfg)):
                 with open(tmp / name, 'wb') as f: f.write(data); f.flush(); os.fsync(f.fileno())
+            if extra is not None: extra(tmp)
+            sums = {n: hashlib.sha256(b).hexdigest() for n, b in ((WEIGHTS_FILE, blob), (CONFIG_FILE, cfg))}
+            sums.update({p.relative_to(tmp).as_posix(): _file_sha(p) for p in sorted(tmp.rglob('*')) if p.is_file() and p.parent != tmp})
+            with open(tmp / CHECKSUMS_FILE, 'wb') as f: f.write(json.dumps(sums, indent=2).encode()); f.flush(); os.fsync(f.fileno())
             _swap_in(tmp, path)
         finally:
             if tmp.exists(): shutil.rmtree(tmp)
@@ -916,6 +928,16 @@ def _verify(path:Path, cfg:dict, raw:bytes, blob:bytes):
         if name not in sums: raise ValueError(f"{sp} lists no checksum for {name}; re-save the checkpoint, or {opt}")
         if hashlib.sha256(raw if name == CONFIG_FILE else blob).hexdigest() != sums[name]:
             raise ValueError(f"{path / name} does not match its checksum in {CHECKSUMS_FILE}: the file was edited or damaged; re-save the checkpoint, or {opt}")
+    for name, want in sums.items():  # every other file the checkpoint was saved with (a tokenizer, an image processor)
+        if name in (CONFIG_FILE, cfg.get('weights', WEIGHTS_FILE)): continue
+        f = path / name
+        if not f.is_file(): raise ValueError(f"{f} is missing: the checkpoint was saved with it; restore it or re-save the checkpoint, or {opt}")
+        if _file_sha(f) != want:
+            raise ValueError(f"{f} does not match its checksum in {CHECKSUMS_FILE}: the file was edited or damaged; re-save the checkpoint, or {opt}")
+    for sub in (p for p in path.iterdir() if p.is_dir()):  # nothing unchecked inside (a new vocabulary file would be read)
+        extra = sorted(p.relative_to(path).as_posix() for p in sub.rglob('*') if p.is_file() and p.relative_to(path).as_posix() not in sums)
+        if extra: raise ValueError(f"{sub} holds files no checksum covers ({', '.join(extra[:5])}): they were added, or saved by an older "
+                                   f"director; remove them or re-save the checkpoint, or {opt}")
 
 # %% ../nbs/14_model.ipynb #4482b908
 def _read_checkpoint(path:Path, verify:bool=True)->tuple:
