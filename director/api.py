@@ -6,10 +6,10 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'NOVELTY_BUDGET', 'POSTHOC_RECIPES', 'COMPARE_METHODS', 'METHOD_LABELS', 'TABLE_METRICS',
-           'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'check_splits',
-           'preset_for', 'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions',
-           'check_mc_dropout', 'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare',
-           'save_director', 'load_director', 'predict_frame']
+           'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader', 'check_first_batch', 'max_positions',
+           'text_limit', 'check_data', 'check_splits', 'preset_for', 'fit_posthoc', 'resolve_cut', 'calibrate',
+           'PairLoader', 'director_predictions', 'check_mc_dropout', 'method_predictions', 'method_metrics',
+           'Comparison', 'markdown_table', 'compare', 'save_director', 'load_director', 'predict_frame']
 
 # %% ../nbs/20a_api.ipynb #09f784ff
 import sys, time, hashlib, warnings
@@ -152,6 +152,63 @@ def check_first_batch(ad, # the model's adapter (`director.repartition.adapt`)
     return b
 
 # %% ../nbs/20a_api.ipynb #94397900
+def max_positions(model)->int|None:
+    "The most tokens a text model takes (its config's `max_position_embeddings`), or None when it states none."
+    m = getattr(model, 'hf', model)
+    n = getattr(getattr(m, 'config', None), 'max_position_embeddings', None)
+    return n if isinstance(n, int) and n > 0 else None
+
+def text_limit(model, tokenizer)->int|None:
+    "Tokens a text is truncated to by default: the smaller of the model's positions and the tokenizer's own maximum (None: neither states one)."
+    t = getattr(tokenizer, 'model_max_length', None)
+    cands = [v for v in (max_positions(model), t if isinstance(t, int) and t < 10**6 else None) if v]
+    return min(cands) if cands else None
+
+def _bad_text_rows(ds, coll:RowCollator, n_classes, positions)->list:
+    "(row, problem) of every row of a `datasets.Dataset` that would fail or mislead: no text or image, a label out of range, too many tokens."
+    bad, text = [], coll.tokenizer is not None
+    if text:
+        texts = ds[coll.column]
+        bad += [(i, f"no text in column {coll.column!r} ({t!r})") for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
+    else:  # images: find the empty cells without decoding every image
+        nulls = ds.data.column(coll.column).is_null().to_pylist()
+        bad += [(i, f"no image in column {coll.column!r}") for i, v in enumerate(nulls) if v]
+    if coll.label_column is not None and n_classes is not None:
+        for i, v in enumerate(ds[coll.label_column]):
+            k = coll.label2id.get(v) if isinstance(v, str) and coll.label2id else v
+            if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_classes):
+                bad.append((i, f"label {v!r} is outside [0, {n_classes}) (the model's {n_classes} classes)"))
+    limit = coll.max_length if coll.max_length is not None else positions
+    if coll.tokenizer is not None and positions is not None:
+        ok = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
+        lens = [len(x) for x in coll.tokenizer([texts[i] for i in ok], truncation=False, verbose=False)['input_ids']] if ok else []
+        tmax = coll.tokenizer.model_max_length if isinstance(coll.tokenizer.model_max_length, int) else None
+        cut = min(limit, tmax) if tmax else limit  # what truncation leaves
+        if cut > positions:
+            for i, n in zip(ok, lens):
+                if n > positions: bad.append((i, f"{n} tokens, and the model takes at most {positions}: pass max_length={positions} to truncate"))
+    return sorted(bad)
+
+def check_data(ad, dl, # the model's adapter and a loader from `as_loader`
+               name:str='data', # argument name, for messages
+               labels:bool=True, # whether labels are required
+               positions:int|None=None # the most tokens the model takes (`max_positions`)
+              )->int:
+    "Check every row behind `dl` before any work (texts present and within the model's positions, labels in range, inputs finite); `ValueError` listing the bad rows. Returns the rows checked."
+    ds, coll, n = getattr(dl, 'dataset', None), getattr(dl, 'collate_fn', None), ad.n_classes if labels else None
+    if isinstance(coll, RowCollator) and _is_hf_dataset(ds): bad = _bad_text_rows(ds, coll, n, positions)
+    elif isinstance(ds, TensorDataset):
+        x, *rest = ds.tensors; bad = []
+        if x.is_floating_point(): bad += [(int(i), 'inputs not finite') for i in (~torch.isfinite(x.flatten(1)).all(1)).nonzero()[:, 0]]
+        if labels and rest and n is not None:
+            y = rest[0]; bad += [(int(i), f"label {int(y[i])} is outside [0, {n}) (the model's {n} classes)") for i in ((y < 0) | (y >= n)).nonzero()[:, 0]]
+        bad.sort()
+    else: return 0  # a loader of the user's own: its first batch is checked (`check_first_batch`)
+    if bad:
+        shown = '; '.join(f"row {i}: {p}" for i, p in bad[:10]) + (f"; and {len(bad) - 10} more" if len(bad) > 10 else '')
+        raise ValueError(f"`{name}` has {len(bad)} bad row(s) (rows counted from 0 after any header): {shown}. Fix or drop them; nothing was trained")
+    return len(ds)
+
 def _inputs_of(item):
     "The inputs of one dataset item: a dict row without its label, or the first of an (x, y) pair."
     if isinstance(item, Mapping): return {k: v for k, v in item.items() if k not in ('label', 'labels')}
@@ -274,12 +331,14 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     name, cfg, opts = resolve_cut(model, preset, adapt_opts, **overrides)
     ad = adapt(model, **opts)
     bs = batch_size or cfg.bs
-    tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed)
-    vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs)
+    cols = {} if tokenizer is None else dict(max_length=text_limit(model, tokenizer))  # truncate at what the model takes
+    tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed, **cols)
+    vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs, **cols)
     check_value('model', ad.n_classes >= 2, f'a head with {ad.n_classes} output',
                 'a classifier with one output per class, at least 2 (a one-output head is a regression or a single binary logit; '
                 'give a binary classifier two outputs, e.g. num_labels=2)')
-    check_first_batch(ad, tdl, 'train'); check_first_batch(ad, vdl, 'valid'); check_splits(tdl, vdl)
+    for dl, k in ((tdl, 'train'), (vdl, 'valid')): check_data(ad, dl, k, positions=max_positions(model)); check_first_batch(ad, dl, k)
+    check_splits(tdl, vdl)
     d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)  # `distill` first verifies the cut on a validation batch
     d.spec['preset'] = dict(name=name, overrides=dict(overrides), adapt_opts=opts, posthoc=fit_posthoc(d, vdl, n_samples))
     return d
@@ -389,10 +448,11 @@ def compare(model, # the classifier (the same one `calibrate` was given)
                 f"names from {COMPARE_METHODS} including 'director' (others of {METHODS} train new models: use `director bench`)")
     check_value('train', 'laplace' not in methods or train is not None, None, "training data when 'laplace' is compared")
     check_mc_dropout(model, methods, mc_dropout_p, 'mc_dropout_p=')
-    kw = dict(tokenizer=tokenizer, image_processor=image_processor, batch_size=batch_size)
+    kw = dict(tokenizer=tokenizer, image_processor=image_processor, batch_size=batch_size,
+              **({} if tokenizer is None else dict(max_length=text_limit(model, tokenizer))))
     raw = dict(valid=as_loader(valid, 'valid', **kw), test=as_loader(test, 'test', **kw), **({} if train is None else dict(train=as_loader(train, 'train', **kw))))
     ad = adapt(model, **d.spec.get('preset', {}).get('adapt_opts', {}))
-    for k, dl in raw.items(): check_first_batch(ad, dl, k)
+    for k, dl in raw.items(): check_data(ad, dl, k, positions=max_positions(model)); check_first_batch(ad, dl, k)
     loaders = {k: PairLoader(dl) for k, dl in raw.items()}
     names = {m: (f'DIRECTOR (S={n_samples})' if m == 'director' else METHOD_LABELS[m]) for m in methods}
     preds, times = {}, {}

@@ -31,7 +31,8 @@ from .metrics import evaluate, scaled, paper_table, reliability_diagram, save_fi
 from .baselines import METHODS
 from .train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .api import (DIGITS_RECIPE, COMPARE_METHODS, METHOD_LABELS, TABLE_METRICS, method_predictions, method_metrics, calibrate, compare, as_loader,
-                          check_first_batch, save_director, load_director, predict_frame, markdown_table, PairLoader, resolve_cut, check_mc_dropout)
+                          check_first_batch, save_director, load_director, predict_frame, markdown_table, PairLoader, resolve_cut, check_mc_dropout,
+                          check_data, max_positions, text_limit)
 
 # %% ../nbs/21_cli.ipynb #2baf5d87
 class OutputDirError(ValueError):
@@ -368,7 +369,7 @@ _FLAGS = dict(text_column='--text-column', image_column='--image-column', label_
 def _err(cmd, e):
     "Print one line naming the problem, in the command line's words (its flags, not Python arguments); the exit status 2."
     msg = ' '.join(str(e).split())
-    msg = re.sub(r'\bpass (\w+)=', lambda m: f'pass {_FLAGS[m[1]]}' if m[1] in _FLAGS else m[0], msg)
+    msg = re.sub(r'\bpass (\w+)= ?', lambda m: f'pass {_FLAGS[m[1]]} ' if m[1] in _FLAGS else m[0], msg)
     msg = re.sub(r'`(\w+)`', lambda m: _FLAGS.get(m[1], m[0]), msg)
     print(f"director {cmd}: error: {msg}", file=sys.stderr)
     return 2
@@ -618,7 +619,8 @@ def prepare_calibrate(args)->dict:
     data = _calibrate_data(args)
     model, proc, kind = load_classifier(name)
     col_arg = dict(text='text_column', image='image_column')[kind]
-    cols = {col_arg: getattr(args, col_arg), 'label_column': args.label_column, 'max_length': args.max_length}
+    ml = args.max_length or (text_limit(model, proc) if kind == 'text' else None)  # default: what the model takes
+    cols = {col_arg: getattr(args, col_arg), 'label_column': args.label_column, 'max_length': ml}
     lab = next((c for c in ([args.label_column] if args.label_column else ['label', 'labels']) if c in data['train'].column_names), args.label_column or 'label')
     if lab in data['train'].column_names: cols['label2id'] = _label2id(model, data, lab)
     if kind == 'image': data = {s: _image_rows(ds, args.image_column) for s, ds in data.items()}
@@ -629,11 +631,12 @@ def prepare_calibrate(args)->dict:
         try: _, _, opts = resolve_cut(model, args.preset, **({} if args.last_k is None else dict(last_k=args.last_k)))
         except ValueError as e: raise ValueError(f"--last-k {args.last_k}: {e}" if args.last_k is not None else str(e)) from None
     ad = adapt(model, **opts)
-    for s, dl in loaders.items(): check_first_batch(ad, dl, f'--{s}')
+    for s, dl in loaders.items():
+        check_data(ad, dl, f'--{s}', positions=max_positions(model)); check_first_batch(ad, dl, f'--{s}')  # every row, before any work
     methods = _mc_methods(model, methods, args.mc_dropout_p, given)
     coll = loaders['train'].collate_fn
     names = [model.config.id2label.get(i, str(i)) for i in range(ad.n_classes)] if getattr(model.config, 'id2label', None) else None
-    inputs = dict(kind=kind, column=coll.column, label_column=coll.label_column, max_length=args.max_length, class_names=names)
+    inputs = dict(kind=kind, column=coll.column, label_column=coll.label_column, max_length=ml, class_names=names)
     return dict(model=model.to(device), processor=proc, kind=kind, name=name, data=data, loaders=loaders, methods=methods, inputs=inputs, device=device,
                 last_k=args.last_k, mc_dropout_p=args.mc_dropout_p)
 
