@@ -712,6 +712,7 @@ def cmd_predict(args)->int:
             col = dict(text_column=given or io.get('column')) if kind == 'text' else dict(image_column=given or io.get('column'))
             pk = dict(tokenizer=proc) if kind == 'text' else dict(image_processor=proc)
             dl = as_loader(ds, '--input', batch_size=args.batch_size, labels=False, max_length=io.get('max_length'), **pk, **col)
+            check_data(d, dl, '--input', labels=False)  # every row, before anything is computed
             stack.enter_context(write_lock(outp))
         except _EXPECTED as e: return _err('predict', e)
         f = predict_frame(d, dl, args.n_samples, args.seed, io.get('class_names'))
