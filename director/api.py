@@ -178,15 +178,14 @@ def _bad_text_rows(ds, coll:RowCollator, n_classes, positions)->list:
             k = coll.label2id.get(v) if isinstance(v, str) and coll.label2id else v
             if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_classes):
                 bad.append((i, f"label {v!r} is outside [0, {n_classes}) (the model's {n_classes} classes)"))
-    limit = coll.max_length if coll.max_length is not None else positions
-    if coll.tokenizer is not None and positions is not None:
-        ok = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
-        lens = [len(x) for x in coll.tokenizer([texts[i] for i in ok], truncation=False, verbose=False)['input_ids']] if ok else []
-        tmax = coll.tokenizer.model_max_length if isinstance(coll.tokenizer.model_max_length, int) else None
-        cut = min(limit, tmax) if tmax else limit  # what truncation leaves
-        if cut > positions:
-            for i, n in zip(ok, lens):
-                if n > positions: bad.append((i, f"{n} tokens, and the model takes at most {positions}: pass max_length={positions} to truncate"))
+    if text and positions is not None:
+        t = coll.tokenizer.model_max_length
+        cut = coll.max_length if coll.max_length is not None else t if isinstance(t, int) else None  # what truncation leaves
+        if cut is None or cut > positions:  # only then can a text be longer than the model takes
+            ok = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
+            lens = [len(x) for x in coll.tokenizer([texts[i] for i in ok], truncation=False, verbose=False)['input_ids']] if ok else []
+            bad += [(i, f"{n} tokens, and the model takes at most {positions}: pass max_length={positions} to truncate")
+                    for i, n in zip(ok, lens) if n > positions]
     return sorted(bad)
 
 def check_data(ad, dl, # the model's adapter and a loader from `as_loader`
@@ -196,6 +195,7 @@ def check_data(ad, dl, # the model's adapter and a loader from `as_loader`
               )->int:
     "Check every row behind `dl` before any work (texts present and within the model's positions, labels in range, inputs finite); `ValueError` listing the bad rows. Returns the rows checked."
     ds, coll, n = getattr(dl, 'dataset', None), getattr(dl, 'collate_fn', None), ad.n_classes if labels else None
+    if getattr(dl, '_rows_checked', None) == (n, positions): return len(ds)  # checked already (the command line, then calibrate)
     if isinstance(coll, RowCollator) and _is_hf_dataset(ds): bad = _bad_text_rows(ds, coll, n, positions)
     elif isinstance(ds, TensorDataset):
         x, *rest = ds.tensors; bad = []
@@ -207,6 +207,7 @@ def check_data(ad, dl, # the model's adapter and a loader from `as_loader`
     if bad:
         shown = '; '.join(f"row {i}: {p}" for i, p in bad[:10]) + (f"; and {len(bad) - 10} more" if len(bad) > 10 else '')
         raise ValueError(f"`{name}` has {len(bad)} bad row(s) (rows counted from 0 after any header): {shown}. Fix or drop them; nothing was trained")
+    dl._rows_checked = (n, positions)
     return len(ds)
 
 def _inputs_of(item):
@@ -330,13 +331,13 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     if adapt_opts is not None: check_type('adapt_opts', adapt_opts, dict)
     name, cfg, opts = resolve_cut(model, preset, adapt_opts, **overrides)
     ad = adapt(model, **opts)
+    check_value('model', ad.n_classes >= 2, f'a head with {ad.n_classes} output',
+                'a classifier with one output per class, at least 2 (a one-output head is a regression or a single binary logit; '
+                'give a binary classifier two outputs, e.g. num_labels=2)')
     bs = batch_size or cfg.bs
     cols = {} if tokenizer is None else dict(max_length=text_limit(model, tokenizer))  # truncate at what the model takes
     tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed, **cols)
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs, **cols)
-    check_value('model', ad.n_classes >= 2, f'a head with {ad.n_classes} output',
-                'a classifier with one output per class, at least 2 (a one-output head is a regression or a single binary logit; '
-                'give a binary classifier two outputs, e.g. num_labels=2)')
     for dl, k in ((tdl, 'train'), (vdl, 'valid')): check_data(ad, dl, k, positions=max_positions(model)); check_first_batch(ad, dl, k)
     check_splits(tdl, vdl)
     d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)  # `distill` first verifies the cut on a validation batch

@@ -609,11 +609,15 @@ def _check_adapter(adapter, cfg):
     check_value('cfg.last_k', cfg.last_k is None or cut == cfg.last_k, cfg.last_k,
                 f"the adapter's cut (last_k={cut}): build it with adapt(model, last_k={cfg.last_k})")
 
-def n_tokens(adapter, dl)->int:
-    "Tokens per example (N of the states X_t) on the first batch of `dl`."
+def _first_inputs(adapter, dl):
+    "The inputs of the first batch of `dl`, on the device of the adapter's model."
     x, _ = split_batch(next(iter(dl)))
     p = next(adapter.model.parameters(), None)
-    with eval_mode(adapter.model), torch.no_grad(): X0, _ = adapter.embed(x if p is None else to_device(x, p.device))
+    return x if p is None else to_device(x, p.device)
+
+def n_tokens(adapter, dl)->int:
+    "Tokens per example (N of the states X_t) on the first batch of `dl`."
+    with eval_mode(adapter.model), torch.no_grad(): X0, _ = adapter.embed(_first_inputs(adapter, dl))
     return int(X0.shape[1])
 
 def activation_bytes(kc:KernelConfig, # the kernel
@@ -647,9 +651,7 @@ def verify_cut(adapter, # the teacher wrapped by `director.repartition.adapt(mod
                rtol:float=1e-4, atol:float=1e-5 # float tolerance on the logits
               )->float:
     "Check on the first batch of `dl` that the re-cut path reproduces the model's logits (max abs difference); `ValueError` otherwise."
-    x, _ = split_batch(next(iter(dl)))
-    p = next(adapter.model.parameters(), None)
-    try: return adapter.verify(x if p is None else to_device(x, p.device), rtol=rtol, atol=atol)
+    try: return adapter.verify(_first_inputs(adapter, dl), rtol=rtol, atol=atol)
     except EquivalenceError as e:
         raise ValueError(f"the re-cut {type(adapter.model).__name__} does not reproduce the model on the first batch of `{name}`: {e}. Nothing "
                          "was trained: a DIRECTOR distilled from this cut would imitate another function. Describe the family's blocks "
