@@ -30,7 +30,7 @@ from ..backbones import n_params
 from ..api import DIGITS_RECIPE, NOVELTY_BUDGET # NOVELTY_BUDGET: the share of the validation NLL lead that `novelty_fit` may spend
 from .cost import time_fn, timed, epoch_times
 from .harness import teacher_maker, preds_path, save_preds, mutual_information
-from .report import make_record, save_record, record_path, check_provenance
+from .report import make_record, save_record, record_path, saved_record, check_provenance
 
 # %% ../../nbs/bench/ablation.ipynb #d09658dd
 @dataclass(frozen=True)
@@ -333,7 +333,7 @@ def run_ablation(benchmark:str='digits', # a key of `SETUPS`
     names, recs = [*references, *candidates], []
     for seed in seeds:
         path = lambda n: record_path(dict(benchmark=st.benchmark, dataset=st.dataset, split='test', method=n, seed=seed), spec.out)
-        done = {n: json.loads(path(n).read_text()) for n in names if spec.out is not None and path(n).exists()}
+        done = {n: r for n in names if spec.out is not None and (r := saved_record(path(n))) is not None}
         recs += list(done.values())
         if len(done) == len(names): continue
         seed_everything(seed); loaders = st.make_data(seed)

@@ -14,7 +14,7 @@ import pandas as pd
 from ..metrics import BOOT_METRICS
 from ..corruptions import CORRUPTIONS
 from ..baselines import METHODS
-from .report import PAPER_METRICS, load_records, results_table, paired_preds
+from .report import PAPER_METRICS, load_records, results_table, paired_preds, pack_results
 from .recipes import (DIGITS_RECIPE, DIGITS_METHODS, CIFAR_RECIPES, CIFAR_METHODS, TEXT_METHODS, VIT_B16_ID, QWEN_ID,
                                     ModelNotFoundError, bench_digits, bench_cifar10, bench_cola, bench_imdb, bench_cola_minilm, bench_vit_b16,
                                     bench_qwen_cola)
@@ -100,6 +100,9 @@ def _tools(sub):
     q.add_argument('--bs', type=int, default=64); q.add_argument('--n', type=int, default=2048, help='training examples (CIFAR-10, CoLA)')
     q.add_argument('--data', default=None, help='data folder with CIFAR-10 and CoLA (default: $DIRECTOR_DATA, then the hub)')
     q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
+    q = sub.add_parser('pack', help="pack a finished run's records and predictions (one file per folder and per seed)")
+    q.add_argument('folder', help='a results folder, e.g. results/cifar10')
+    q.add_argument('--keep', nargs='+', default=['probs', 'mi', 'residual'], help='prediction arrays kept')
     q = sub.add_parser('table', help='print the paper-style table of a results folder')
     q.add_argument('folder'); q.add_argument('--metrics', nargs='+', default=list(PAPER_METRICS))
     q = sub.add_parser('compare', help="paired bootstrap of one method against others on a results folder's saved predictions")
@@ -169,6 +172,9 @@ def _run(a, command):
                     f"{c}: distillation {x['epoch_s']:.2f} s/epoch ({x['time_ratio']:.2f}x), peak {x['memory_ratio']:.2f}x"
                     for c, x in v.items() if c.startswith('checkpoint')) + f"; FLOPs {v['flops_ratio']:.2f}x")
         return print(f"written to {rec['path']}")
+    if r == 'pack':
+        n = pack_results(a.folder, tuple(a.keep))
+        return print(f"packed {n['records']} records and {n['predictions']} prediction files under {a.folder}")
     if r == 'table': return print(results_table(load_records(a.folder), metrics=tuple(a.metrics)).to_string())
     if r == 'compare':
         with pd.option_context('display.width', 250, 'display.max_columns', 50):

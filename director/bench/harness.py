@@ -25,7 +25,7 @@ from ..baselines import METHODS, METHOD_DOCS, HFClassifier, MLE, TemperatureScal
 from ..data import dist_rank
 from ..train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .cost import PeakMemory, timed, epoch_times, _sync
-from .report import make_record, save_record, record_path, check_provenance
+from .report import make_record, save_record, record_path, saved_record, check_provenance
 
 # %% ../../nbs/bench/harness.ipynb #5d918c3a
 def _is_main()->bool: return dist_rank()[0] == 0
@@ -299,7 +299,8 @@ def _saved(ctx, name, splits, benchmark=None, dataset=None)->list|None:
     if ctx.spec.out is None: return None
     S = ctx.spec
     fs = [record_path(dict(benchmark=benchmark or S.benchmark, dataset=dataset or S.dataset, split=s, method=name, seed=ctx.seed), S.out) for s in splits]
-    return [json.loads(f.read_text()) for f in fs] if all(f.exists() for f in fs) else None
+    recs = [saved_record(f) for f in fs]  # a file, or its copy in a packed run
+    return recs if all(r is not None for r in recs) else None
 
 # %% ../../nbs/bench/harness.ipynb #e4136fa0
 @dataclass(frozen=True)
