@@ -322,7 +322,7 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
               n_samples:int=10, # S of the post-hoc fit
               adapt_opts:dict|None=None, # `adapt` options (e.g. last_k=2); None: the preset's
               tokenizer=None, image_processor=None, # for `datasets.Dataset` inputs
-              batch_size:int|None=None, # batch size of loaders built here (None: the preset's `bs`)
+              batch_size:int|None=None, # batch size of loaders built here (None: the preset's `bs`, in micro-batches if needed)
               **overrides # `DistillConfig` fields replacing the preset's, e.g. epochs=3
              )->Director:
     "Adapt `model`, distil DIRECTOR with the family's preset and fit it post hoc on `valid`; the preset is recorded in `spec`."
@@ -335,6 +335,7 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
                 'a classifier with one output per class, at least 2 (a one-output head is a regression or a single binary logit; '
                 'give a binary classifier two outputs, e.g. num_labels=2)')
     bs = batch_size or cfg.bs
+    if batch_size is not None and 'micro_bs' not in overrides: cfg = cfg.replace(micro_bs=batch_size)  # refused if it cannot fit
     cols = {} if tokenizer is None else dict(max_length=text_limit(model, tokenizer))  # truncate at what the model takes
     tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed, **cols)
     vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs, **cols)

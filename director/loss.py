@@ -175,7 +175,8 @@ class DirectorLoss:
                  logits:torch.Tensor|None, # (B, C) or (S, B, C) logits of sampled rollouts; None only if lam_ce == 0
                  y:torch.Tensor|None, # (B,) labels
                  mask:torch.Tensor|None=None, # (B, N) bool, True = real token
-                 free:tuple|None=None # (mus, sigmas, targets, mask) of a free rollout; needed when sigma_target='free'
+                 free:tuple|None=None, # (mus, sigmas, targets, mask) of a free rollout; needed when sigma_target='free'
+                 scale:tuple|None=None # (token share, example share) of a micro-batch in its batch: weights of the terms
                 )->tuple[torch.Tensor, dict]:
         c = self.cfg; fr = c.sigma_target == 'free'
         if c.l1 == 'mse':
@@ -192,25 +193,37 @@ class DirectorLoss:
             check_value('logits', logits is not None, None, 'a tensor of logits when lam_ce > 0')
             k = 'ce' if c.l2 == 'ce' else 'mix'
             parts[k] = (l2_ce if c.l2 == 'ce' else l2_mixture)(logits, y); total = total + c.lam_ce * parts[k]
+        if scale is not None:  # token means weighted by the micro-batch's real tokens, example means by its examples
+            w = {k: scale[1] if k in ('ce', 'mix') else scale[0] for k in parts}
+            parts = {k: v * w[k] for k, v in parts.items()}
+            total = sum(v * self._lam(k) for k, v in parts.items())
         parts['total'] = total
         return total, {k: v.detach() for k, v in parts.items()}
+    def _lam(self, k:str)->float:
+        "The weight of part `k` in the total."
+        c = self.cfg
+        return dict(mean=c.lam_mean, var=c.lam_var, gauss=c.lam_mean + (0 if c.sigma_target == 'free' else c.lam_var),
+                    free=c.lam_var, ce=c.lam_ce, mix=c.lam_ce)[k]
 
 # %% ../nbs/15_loss.ipynb #887936b8
 @patch
 def step(self:DirectorLoss, director, # a `director.model.Director` (normally in training mode)
          tr, # the teacher's traces of `batch` (`adapter.traces(batch)`: xs, means, stds, ctx)
          batch, # the inputs, as the adapter expects
-         y:torch.Tensor # (B,) labels
+         y:torch.Tensor, # (B,) labels
+         generator:torch.Generator|None=None, # seeds the rollouts' noise (None: torch's global generator)
+         rows:tuple|None=None, # (offset, total) of a micro-batch in its batch: it draws its rows of the batch's noise
+         scale:tuple|None=None # (token share, example share) of a micro-batch: the weights of its terms
         )->tuple[torch.Tensor, dict]:
     "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
     c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
     logits, steps, need = None, [] if fr else None, c.lam_ce > 0 or fr
-    if need and (fr or c.n_rollouts > 1): logits = director.rollout(batch, c.n_rollouts, steps=steps)
-    elif need: logits = director(batch)  # the paper's estimate: one rollout
+    if need and (fr or c.n_rollouts > 1): logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows)
+    elif need: logits = director(batch, generator, rows)  # the paper's estimate: one rollout
     mus, sigmas = director.teacher_forced(tr.xs, tr.ctx)
     free = None
     if fr:
         S = c.n_rollouts; xs = list(tr.xs)[1:director.n_steps + 1]
         tgt = torch.stack([x.repeat(S, *[1] * (x.ndim - 1)) for x in xs])
         free = (torch.stack([m for m, _ in steps]), torch.stack([s for _, s in steps]), tgt, None if mask is None else mask.repeat(S, 1))
-    return self(mus, sigmas, tr.means, tr.stds, logits if c.lam_ce > 0 else None, y, mask, free)
+    return self(mus, sigmas, tr.means, tr.stds, logits if c.lam_ce > 0 else None, y, mask, free, scale)

@@ -182,12 +182,17 @@ def _derived_gens(gens:list, salt:int)->list:
 def _shared_gens(gens:list)->list: return _derived_gens(gens, 104729) # the per-example shared noise (noise='shared')
 def _novelty_gens(gens:list)->list: return _derived_gens(gens, 130363) # the novelty noise (`Director.calibrate(novelty=True)`)
 
-def _fill(eps:torch.Tensor, gens:list)->torch.Tensor:
-    "Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i]."
+def _fill(eps:torch.Tensor, gens:list, rows:tuple|None=None)->torch.Tensor:
+    "Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i] (`rows`: see `rollout`)."
+    # rows = (offset, total): the rows offset.. of the noise a batch of `total` rows draws, so that a micro-batch gets
+    # exactly its share of the whole batch's noise
     for i, g in enumerate(gens):
         if isinstance(g, list):
             for b, gb in enumerate(g): eps[i, b].normal_(generator=gb)
-        else: eps[i].normal_(generator=g)
+        elif rows is None: eps[i].normal_(generator=g)
+        else:
+            full = torch.empty((rows[1], *eps.shape[2:]), dtype=eps.dtype, device=eps.device).normal_(generator=g)
+            eps[i].copy_(full[rows[0]:rows[0] + eps.shape[1]])
     return eps
 
 def _check_seeds(seeds, B:int)->list|None:
@@ -233,15 +238,15 @@ def _kstep(self:Director, X:torch.Tensor, t:int, c:dict|None)->tuple:
 
 @patch
 def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None,
-          nov:tuple|None=None)->torch.Tensor:
+          nov:tuple|None=None, rows:tuple|None=None)->torch.Tensor:
     "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."
     k, (B, N, D), tau = len(gens), X0.shape, self.noise_scale
     X, c = X0 if first is not None else X0.repeat(k, 1, 1), _repeat_ctx(ctx, k, B)  # with `first`, step 1 makes the k*B rows
     flags, labels = [], []
     for t in range(1, self.n_steps + 1):
-        eps = _fill(torch.empty((k, B, N, D), dtype=X.dtype, device=X.device), gens)
-        ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens)
-        nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1])
+        eps = _fill(torch.empty((k, B, N, D), dtype=X.dtype, device=X.device), gens, rows)
+        ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens, rows)
+        nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1], rows)
         ns = None if nov is None else nov[0][t - 1].to(X.dtype)  # (B,) novelty std of this step
         if t == 1 and first is not None:  # broadcast over the k samples
             mu, sigma, sx = first; noise = sigma * eps
@@ -271,34 +276,38 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
             max_rows:int|None=None, # rows per chunk (default `self.max_rows`, else `default_max_rows` of the device)
             steps:list|None=None, # if a list: filled with the L (mu, total std) of the transitions, each (S*B, N, d), sample-major
             seeds:list|None=None, # one seed per example: its noise then depends on nothing else (overrides `generator`)
-            novelty_std:torch.Tensor|None=None # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
+            novelty_std:torch.Tensor|None=None, # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
+            rows:tuple|None=None # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
            )->torch.Tensor:
     "Logits (S, B, C) of S sampled rollouts, batched: embed once, S*B rows chunked to `max_rows`."
     n = _check_n(n_samples)
     if max_rows is not None: self.chunk_rows('cpu', max_rows)
     batch = self.check_batch(batch)
     X0, ctx = self.embed(batch)
-    rows, seeds = self.chunk_rows(X0.device, max_rows), _check_seeds(seeds, X0.shape[0])
+    nrows, seeds = self.chunk_rows(X0.device, max_rows), _check_seeds(seeds, X0.shape[0])
     self._finite(X0, 0, 'embedding X0')
     gens = _sample_gens(n, generator, X0.device, seeds)
     xgens = _shared_gens(gens) if self.kernel_cfg.noise == 'shared' else None
     if self.novelty_thresholds is not None and novelty_std is None: novelty_std = self.novelty_std(batch, max_rows)
     nov = None if self.novelty_thresholds is None else (novelty_std, _novelty_gens(gens))
-    k = max(1, rows // X0.shape[0])
+    k = max(1, nrows // X0.shape[0])
     first = None
     if n > 1 and not self.training and steps is None:
         mu, sigma = self.transition(X0, 1, ctx); first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
     parts = [[] if steps is not None else None for _ in range(0, n, k)]
+    if rows is not None:
+        check_value('rows', seeds is None and 0 <= rows[0] and rows[0] + X0.shape[0] <= rows[1], rows,
+                    f'(offset, total) with offset + {X0.shape[0]} <= total, and no `seeds`')
     out = torch.cat([self._roll(X0, ctx, gens[i:i + k], first, p, None if xgens is None else xgens[i:i + k],
-                               None if nov is None else (nov[0], nov[1][i:i + k])) for i, p in zip(range(0, n, k), parts)])
+                               None if nov is None else (nov[0], nov[1][i:i + k]), rows) for i, p in zip(range(0, n, k), parts)])
     if steps is not None: steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts])) for t in range(self.n_steps))
     return out
 
 # %% ../nbs/14_model.ipynb #0a0b1717
 @patch
-def forward(self:Director, batch, generator:torch.Generator|None=None)->torch.Tensor:
-    "Logits (B, C) of ONE sampled rollout: the training path of the cross-entropy term L2."
-    return self.rollout(batch, 1, generator)[0]
+def forward(self:Director, batch, generator:torch.Generator|None=None, rows:tuple|None=None)->torch.Tensor:
+    "Logits (B, C) of ONE sampled rollout: the training path of the cross-entropy term L2 (`rows`: see `rollout`)."
+    return self.rollout(batch, 1, generator, rows=rows)[0]
 
 # %% ../nbs/14_model.ipynb #8cc1716c
 @patch

@@ -8,12 +8,12 @@ Docs: https://director-uq.github.io/director/train.html.md"""
 __all__ = ['SCHEDULES', 'SELECT', 'PRECISIONS', 'PRESETS', 'TRACE_SOURCES', 'lr_factor', 'make_scheduler', 'TrainConfig',
            'DistillConfig', 'make_accelerator', 'gather_predictions', 'rng_state', 'set_rng_state', 'CheckpointError',
            'checksum_path', 'save_checkpoint', 'load_checkpoint', 'train_backbone', 'save_backbone', 'load_backbone',
-           'DistillStep', 'n_tokens', 'activation_bytes', 'free_memory', 'use_checkpoint', 'verify_cut', 'distill',
-           'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
+           'DistillStep', 'n_tokens', 'activation_bytes', 'free_memory', 'use_checkpoint', 'step_bytes', 'micro_batch',
+           'accumulate_step', 'verify_cut', 'distill', 'tiny_text_teacher', 'text_loaders', 'bench_trace_store']
 
 # %% ../nbs/20_train.ipynb #6a458f43
-import math, os, io, random, json, tempfile, time, warnings, hashlib, pickle, zipfile, statistics
-from contextlib import contextmanager
+import math, os, io, sys, random, json, tempfile, time, warnings, hashlib, pickle, zipfile, statistics, dataclasses
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -201,6 +201,8 @@ class DistillConfig(TrainConfig):
     traces:str = 'live' # teacher traces: 'live' (computed every step) or 'store' (written once to `trace_dir`, then read)
     trace_dir:str|None = None # the `TraceStore` folder when traces='store'
     checkpoint:str = 'auto' # recompute kernel steps in the backward pass: 'on', 'off', or 'auto' (on when the activations would not fit)
+    micro_bs:int|None = None # examples per forward/backward pass (None: the whole batch when it fits, else the largest that does)
+    memory_limit:int|None = None # bytes the run may use for activations (None: what the device has free)
     def validate(self):
         super().validate()
         LossConfig(**_loss_kw(self)); _chk_int('eval_samples', self.eval_samples, 1)
@@ -209,6 +211,8 @@ class DistillConfig(TrainConfig):
         if self.last_k is not None: _chk_int('last_k', self.last_k, 1)
         check_value('traces', self.traces in TRACE_SOURCES, self.traces, f'one of {TRACE_SOURCES}')
         check_value('checkpoint', self.checkpoint in ('auto', 'on', 'off'), self.checkpoint, "'auto', 'on' or 'off'")
+        if self.micro_bs is not None: _chk_int('micro_bs', self.micro_bs, 1)
+        if self.memory_limit is not None: _chk_int('memory_limit', self.memory_limit, 1)
         check_value('trace_dir', self.traces == 'live' or isinstance(self.trace_dir, str), self.trace_dir, "a folder (str) when traces='store'")
         KernelConfig(**_kernel_kw(self, 12 * (self.heads or 1), 1))
 
@@ -352,7 +356,7 @@ def load_checkpoint(path:str|Path, # a file written by `save_checkpoint`
                               "restore it from a copy, or delete it and re-run") from None
 
 # %% ../nbs/20_train.ipynb #1dbd216c
-_MECH = ('resume', 'stop_after', 'progress', 'ckpt_dir', 'device', 'trace_dir')
+_MECH = ('resume', 'stop_after', 'progress', 'ckpt_dir', 'device', 'trace_dir', 'checkpoint', 'micro_bs', 'memory_limit')
 
 def _mcc(pred, y):
     "Multi-class Matthews correlation (Gorodkin) of integer predictions `pred` and labels `y`; 0 when undefined."
@@ -381,6 +385,7 @@ class _Fit:
         self.ck = Path(cfg.ckpt_dir) if cfg.ckpt_dir else None
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.start, self.best, self.log, self.times = 0, dict(score=-math.inf, epoch=-1, state=None), [], []
+        self.accumulate = None  # accumulate(item, backward) -> (loss, parts): a step that runs its own backward passes
 
 # %% ../nbs/20_train.ipynb #a9ed354f
 def _resume(f:_Fit):
@@ -418,9 +423,11 @@ def _train_epoch(f:_Fit, train_dl, epoch:int, bar)->tuple:
     if hasattr(train_dl, 'set_epoch'): train_dl.set_epoch(epoch)
     lr, sums, ok = f.opt.param_groups[0]['lr'], {}, []
     for item in train_dl:
-        loss, parts = f.step(item)
         f.opt.zero_grad(set_to_none=True)
-        f.acc.backward(loss)
+        if f.accumulate is not None: loss, parts = f.accumulate(item, f.acc.backward)  # backward once per micro-batch
+        else:
+            loss, parts = f.step(item)
+            f.acc.backward(loss)
         if f.cfg.grad_clip is not None: f.acc.clip_grad_value_(f.params, f.cfg.grad_clip)
         f.opt.step()
         for k, v in parts.items(): sums[k] = sums.get(k, 0.) + torch.as_tensor(v).detach().float()  # on the device: no sync per step
@@ -587,7 +594,7 @@ class DistillStep(nn.Module):
     def __init__(self, director:Director, loss_fn:DirectorLoss):
         super().__init__()
         self.director, self.loss_fn = director, loss_fn
-    def forward(self, batch, y, tr): return self.loss_fn.step(self.director, tr, batch, y)
+    def forward(self, batch, y, tr, **kw): return self.loss_fn.step(self.director, tr, batch, y, **kw)  # kw: micro-batch
 
 # %% ../nbs/20_train.ipynb #91d7f595
 def _teacher_heads(adapter)->int|None:
@@ -644,6 +651,57 @@ def use_checkpoint(cfg:DistillConfig, kc:KernelConfig, n_tok:int, device)->bool:
     "Whether `distill` recomputes kernel steps in backward: `cfg.checkpoint` 'on'/'off', or 'auto': when the activations exceed a quarter of the free memory."
     if cfg.checkpoint != 'auto': return cfg.checkpoint == 'on'
     return activation_bytes(kc, cfg.bs, n_tok) > free_memory(device) // 4
+
+def step_bytes(kc:KernelConfig, bs:int, n_tokens:int, checkpoint:bool, bytes_per:int=4)->int:
+    "Estimated activations a distillation step of `bs` examples keeps: `activation_bytes`, or with checkpointing each step's input state and one step's activations."
+    full = activation_bytes(kc, bs, n_tokens, bytes_per)
+    return int(2 * kc.n_steps * bs * n_tokens * kc.dim * bytes_per + full / kc.n_steps) if checkpoint else full
+
+def _gib(b)->str: return f"{b / 2**30:.2f} GiB"
+
+def micro_batch(cfg:DistillConfig, kc:KernelConfig, n_tok:int, bs:int, checkpoint:bool, device)->tuple:
+    "`(examples per forward/backward pass, note)` for batches of `bs`: the whole batch when it fits half the memory, else the largest part that does (with a one-line note)."
+    budget = (cfg.memory_limit if cfg.memory_limit is not None else free_memory(device)) // 2
+    per = max(1, step_bytes(kc, 1, n_tok, checkpoint)); fits = budget // per
+    want = bs if cfg.micro_bs is None else min(cfg.micro_bs, bs)
+    if want <= fits: return want, None
+    if cfg.micro_bs is not None or fits < 1:
+        raise ValueError(f"a step of {want} examples needs about {_gib(want * per)} of activations ({n_tok} tokens, kernel depth "
+                         f"{kc.depth}, {kc.n_steps} steps{', checkpointed' if checkpoint else ''}) and {_gib(budget)} are available: "
+                         + (f"the largest that fits is {fits}; pass a batch size (or micro_bs) of at most {fits}" if fits >= 1 else
+                            "not even one example fits; use a device with more memory or set checkpoint='on'"))
+    return fits, (f"distill: a batch of {bs} needs about {_gib(bs * per)} of activations and {_gib(budget)} are available: "
+                  f"it runs as micro-batches of {fits} with gradient accumulation (the same effective batch)")
+
+def _rows_of(obj, sl:slice, B:int):
+    "The rows `sl` of every batch-first tensor (first dimension B) in `obj` (tensors, dicts, lists, tuples, dataclasses)."
+    if isinstance(obj, torch.Tensor): return obj[sl] if obj.ndim and obj.shape[0] == B else obj
+    if isinstance(obj, dict): return {k: _rows_of(v, sl, B) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)): return type(obj)(_rows_of(v, sl, B) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: _rows_of(getattr(obj, f.name), sl, B) for f in dataclasses.fields(obj)})
+    return obj
+
+def accumulate_step(net, batch, y, tr, mb:int, backward, seed:int|None=None)->tuple:
+    "One step of a batch as micro-batches of `mb` examples, `backward` run on each: the gradients, the loss and its parts are the whole batch's (same noise, same weights), up to float error and dropout masks."
+    B = int(y.shape[0]); mask = (tr.ctx or {}).get('mask')
+    seed = int(torch.randint(0, 2**62, (1,))) if seed is None else seed
+    tot = mask.sum() if mask is not None else None
+    loss, parts = 0., {}
+    for i in range(0, B, mb):
+        sl = slice(i, min(i + mb, B)); b = sl.stop - sl.start
+        scale = (mask[sl].sum() / tot if mask is not None else b / B, b / B)
+        with (nullcontext() if sl.stop == B else _no_sync(net)):
+            l, p = net(_rows_of(batch, sl, B), y[sl], _rows_of(tr, sl, B), generator=torch.Generator().manual_seed(seed),
+                       rows=(sl.start, B), scale=scale)
+            backward(l)
+        loss = loss + l.detach()
+        for k, v in p.items(): parts[k] = parts.get(k, 0.) + v
+    return loss, parts
+
+def _no_sync(net):
+    "No gradient all-reduce on this backward (a micro-batch before the last) when `net` is distributed."
+    return net.no_sync() if hasattr(net, 'no_sync') else nullcontext()
 
 def verify_cut(adapter, # the teacher wrapped by `director.repartition.adapt(model)`
                dl, # a loader of (x, y) pairs or dict batches; its first batch is checked
@@ -702,7 +760,11 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
     kc = cfg.kernel_config(adapter.dim, adapter.n_steps, _teacher_heads(adapter))
     seed_everything(cfg.seed)
     d = Director.from_adapter(adapter, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head)
-    d.grad_checkpoint = use_checkpoint(cfg, kc, n_tokens(adapter, valid_dl), acc.device)
+    n_tok = n_tokens(adapter, valid_dl)
+    d.grad_checkpoint = use_checkpoint(cfg, kc, n_tok, acc.device)
+    bs = getattr(train_dl, 'batch_size', None) or cfg.bs
+    mb, note = micro_batch(cfg, kc, n_tok, bs, d.grad_checkpoint, acc.device)  # before any training: a batch that fits
+    if note and acc.is_main_process: print(note, file=sys.stderr)
     d.note_training_data(train_dl)  # the loader's fingerprint: `Director.calibrate` warns when handed the training data
     seed_everything(cfg.seed + acc.process_index)
     with eval_mode(adapter.model):
@@ -715,6 +777,7 @@ def distill(adapter, # the teacher wrapped by `director.repartition.adapt(model)
         def step(item): return net(*split(item))
         def predict(batch): return d.predict_proba(batch, n_samples=cfg.eval_samples)
         f = _Fit(acc, net, opt, sched, cfg, stage='distill', meta=dict(teacher=adapter.fingerprint()), step=step, predict=predict)
+        if mb < bs: f.accumulate = lambda item, backward: accumulate_step(net, *split(item), mb, backward)
         _fit(f, tdl, vdl)
     d = acc.unwrap_model(net).director.eval()
     d.fit_log, d.fit_times = f.log, f.times
