@@ -153,6 +153,7 @@ class LossConfig(Config):
     l2:str = 'ce' # 'ce': mean of per-rollout cross-entropies (paper); 'mixture': NLL of the S-rollout mixture (extension)
     n_rollouts:int = 1 # S, rollouts per example for L2 (and for sigma_target='free'); 'mixture' needs S >= 2
     sigma_target:str = 'teacher' # 'teacher': σ from the teacher-forced L1 (paper); 'free': from the free rollout (extension)
+    branch:str = 'embed' # L2's rollouts start from 'embed' (the paper) or, 'sampled', from the teacher's state X_b, b uniform in 0..L-1
     def validate(self):
         for k in ('lam_mean', 'lam_var', 'lam_ce', 'sigma_floor'):
             check_type(k, getattr(self, k), (int, float)); check_value(k, getattr(self, k) >= 0, getattr(self, k), '>= 0')
@@ -162,6 +163,8 @@ class LossConfig(Config):
         check_type('n_rollouts', self.n_rollouts, int); check_value('n_rollouts', self.n_rollouts >= 1 and not isinstance(self.n_rollouts, bool), self.n_rollouts, 'an integer >= 1')
         check_value('n_rollouts', self.l2 == 'ce' or self.n_rollouts >= 2, self.n_rollouts, ">= 2 when l2='mixture' (one rollout is plain cross-entropy)")
         free = self.sigma_target == 'free'
+        check_value('branch', self.branch in ('embed', 'sampled'), self.branch, "'embed' or 'sampled'")
+        check_value('branch', self.branch == 'embed' or not free, self.branch, "'embed' when sigma_target='free' (it reads the whole rollout)")
         check_value('sigma_floor', (self.l1 == 'mse' and not free) or self.sigma_floor > 0, self.sigma_floor, "> 0 when l1='kl' or sigma_target='free'")
         check_value('lam_var', not free or self.lam_var > 0, self.lam_var, "> 0 when sigma_target='free' (it weights the free-rollout std term)")
         check_value('lam_mean', self.lam_mean + self.lam_var + self.lam_ce > 0, (self.lam_mean, self.lam_var, self.lam_ce), 'weights not all zero')
@@ -218,7 +221,12 @@ def step(self:DirectorLoss, director, # a `director.model.Director` (normally in
     "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
     c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
     logits, steps, need = None, [] if fr else None, c.lam_ce > 0 or fr
-    if need and (fr or c.n_rollouts > 1): logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows)
+    start = None
+    if need and c.branch == 'sampled':  # one branch point per batch (from `generator`: the same for every micro-batch)
+        b = int(torch.randint(0, director.n_steps, (1,), generator=generator))
+        start = (b, tr.xs[b]) if b else None
+    if need and (fr or c.n_rollouts > 1 or start):
+        logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows, start=start)
     elif need: logits = director(batch, generator, rows)  # the paper's estimate: one rollout
     mus, sigmas = director.teacher_forced(tr.xs, tr.ctx)
     free = None

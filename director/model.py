@@ -95,6 +95,18 @@ def novelty_scale(self:Director)->float:
 
 _NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget', 'novelty_temp_rescale')
 
+def _get_branch(self)->int: return int(self.spec.get('branch', 0))
+
+def _set_branch(self, b:int):
+    check_value('branch', isinstance(b, int) and not isinstance(b, bool) and 0 <= b < self.n_steps, b,
+                f'an integer in 0..{self.n_steps - 1} (L = {self.n_steps} steps; 0: rollouts from the embedding)')
+    check_value('branch', b == 0 or self.has_teacher, b, '0 on a DIRECTOR without its frozen model (rollouts from X_b need '
+                'the frozen model\'s pass): attach it with `attach_teacher(adapter)` first')
+    self.spec['branch'] = b
+
+Director.branch = property(_get_branch, _set_branch, doc="b, the step at which the rollouts leave the frozen model's path: 0 = "
+                           "from the embedding (the paper); b > 0 = from the frozen state X_b (steps b+1..L sampled); saved with the model")
+
 @patch(as_prop=True)
 def novelty_temp_scale(self:Director)->float:
     "β, the novelty temperature's growth per unit of relative excess residual (0: off, until `calibrate(novelty_temp=True)` fits it)."
@@ -238,17 +250,17 @@ def _kstep(self:Director, X:torch.Tensor, t:int, c:dict|None)->tuple:
 
 @patch
 def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None,
-          nov:tuple|None=None, rows:tuple|None=None)->torch.Tensor:
+          nov:tuple|None=None, rows:tuple|None=None, t0:int=0)->torch.Tensor:
     "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."
     k, (B, N, D), tau = len(gens), X0.shape, self.noise_scale
     X, c = X0 if first is not None else X0.repeat(k, 1, 1), _repeat_ctx(ctx, k, B)  # with `first`, step 1 makes the k*B rows
     flags, labels = [], []
-    for t in range(1, self.n_steps + 1):
+    for t in range(t0 + 1, self.n_steps + 1):  # from X0 = X_{t0}: the embedding, or the frozen state at the branch point
         eps = _fill(torch.empty((k, B, N, D), dtype=X.dtype, device=X.device), gens, rows)
         ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens, rows)
         nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1], rows)
         ns = None if nov is None else nov[0][t - 1].to(X.dtype)  # (B,) novelty std of this step
-        if t == 1 and first is not None:  # broadcast over the k samples
+        if t == t0 + 1 and first is not None:  # broadcast over the k samples
             mu, sigma, sx = first; noise = sigma * eps
             if sx is not None: noise = noise + sx[:, None] * ex[:, :, None]
             if nx is not None: noise = noise + ns[None, :, None, None] * nx[:, :, None]
@@ -277,7 +289,8 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
             steps:list|None=None, # if a list: filled with the L (mu, total std) of the transitions, each (S*B, N, d), sample-major
             seeds:list|None=None, # one seed per example: its noise then depends on nothing else (overrides `generator`)
             novelty_std:torch.Tensor|None=None, # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
-            rows:tuple|None=None # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
+            rows:tuple|None=None, # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
+            start:tuple|None=None # (b, X_b): start at step b from the state X_b (B, N, d), e.g. the frozen model's
            )->torch.Tensor:
     "Logits (S, B, C) of S sampled rollouts, batched: embed once, S*B rows chunked to `max_rows`."
     n = _check_n(n_samples)
@@ -286,6 +299,13 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
     X0, ctx = self.embed(batch)
     nrows, seeds = self.chunk_rows(X0.device, max_rows), _check_seeds(seeds, X0.shape[0])
     self._finite(X0, 0, 'embedding X0')
+    t0 = 0
+    if start is not None:  # the rollouts branch from a given state: steps b+1..L only
+        t0, Xb = start
+        check_value('start', isinstance(t0, int) and 0 <= t0 < self.n_steps and isinstance(Xb, torch.Tensor)
+                    and Xb.shape == X0.shape, (t0, tuple(getattr(Xb, 'shape', ()))),
+                    f'(b, X_b) with b in 0..{self.n_steps - 1} and X_b of shape {tuple(X0.shape)}')
+        X0 = Xb.to(X0.dtype)
     gens = _sample_gens(n, generator, X0.device, seeds)
     xgens = _shared_gens(gens) if self.kernel_cfg.noise == 'shared' else None
     if self.novelty_thresholds is not None and novelty_std is None: novelty_std = self.novelty_std(batch, max_rows)
@@ -293,14 +313,15 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
     k = max(1, nrows // X0.shape[0])
     first = None
     if n > 1 and not self.training and steps is None:
-        mu, sigma = self.transition(X0, 1, ctx); first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
+        mu, sigma = self.transition(X0, t0 + 1, ctx); first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
     parts = [[] if steps is not None else None for _ in range(0, n, k)]
     if rows is not None:
         check_value('rows', seeds is None and 0 <= rows[0] and rows[0] + X0.shape[0] <= rows[1], rows,
                     f'(offset, total) with offset + {X0.shape[0]} <= total, and no `seeds`')
     out = torch.cat([self._roll(X0, ctx, gens[i:i + k], first, p, None if xgens is None else xgens[i:i + k],
-                               None if nov is None else (nov[0], nov[1][i:i + k]), rows) for i, p in zip(range(0, n, k), parts)])
-    if steps is not None: steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts])) for t in range(self.n_steps))
+                               None if nov is None else (nov[0], nov[1][i:i + k]), rows, t0) for i, p in zip(range(0, n, k), parts)])
+    if steps is not None:
+        steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts])) for t in range(self.n_steps - t0))
     return out
 
 # %% ../nbs/14_model.ipynb #0a0b1717
@@ -368,7 +389,9 @@ def predict_samples(self:Director, batch, n_samples:int=10, generator:torch.Gene
                     seeds:list|None=None # one seed per example (see `rollout`)
                    )->torch.Tensor:
     "Softmax probabilities (S, B, C) of S rollouts in float32, at temperature T, in eval mode without gradients."
-    with evaluating(self): return _probs(self.rollout(batch, n_samples, generator, max_rows, seeds=seeds), self.temperature)
+    b = self.branch  # rollouts from the frozen state X_b: one frozen pass
+    start = (b, self.frozen_pass(batch, max_rows, errors=False, state=b).state) if b else None
+    with evaluating(self): return _probs(self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, start=start), self.temperature)
 
 # %% ../nbs/14_model.ipynb #35996b9f
 def _check_adapter(ad, spec:dict):
@@ -420,6 +443,7 @@ class FrozenPass:
     "What one pass of the frozen model over a batch gives the predictive: its logits and the kernel's step errors on its path."
     logits:torch.Tensor # (B, C) float32: the frozen model's logits (through the re-cut path, equal to its own up to float error)
     errors:torch.Tensor|None # (L, B) float32: e_t(x), the kernel mean's squared one-step error (see `step_errors`), if asked for
+    state:torch.Tensor|None=None # (B, N, d): the frozen state X_b at the branch point b, if asked for
 
 @patch
 def _trace_errors(self:Director, tr, max_rows:int|None=None)->torch.Tensor:
@@ -436,13 +460,15 @@ def _trace_errors(self:Director, tr, max_rows:int|None=None)->torch.Tensor:
 def frozen_pass(self:Director, batch, # a batch as the adapter expects
                 max_rows:int|None=None, # rows per kernel chunk of the teacher-forced pass
                 errors:bool=True, # also compute the step errors (one teacher-forced kernel pass)
-                why:str=_NO_TEACHER # the refusal's explanation when no frozen model is attached
+                why:str=_NO_TEACHER, # the refusal's explanation when no frozen model is attached
+                state:int|None=None # also keep the frozen state X_b of this step b (the rollouts' branch point)
                )->FrozenPass:
     "ONE forward pass of the frozen model (its traces), read by every post-hoc part: its logits and, if asked, the step errors."
     check_value('teacher', self.has_teacher, None, f'attached: {why}')
     with evaluating(self):
         tr = self._teacher_ad.traces(self.check_batch(batch))
-        return FrozenPass(tr.logits.float(), self._trace_errors(tr, max_rows) if errors else None)
+        return FrozenPass(tr.logits.float(), self._trace_errors(tr, max_rows) if errors else None,
+                          None if state is None else tr.xs[state])
 
 @patch
 def teacher_logits(self:Director, batch)->torch.Tensor:
@@ -455,13 +481,15 @@ def predict_components(self:Director, batch, n_samples:int=10, generator:torch.G
                        seeds:list|None=None # one seed per example (see `rollout`)
                       )->tuple:
     "(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted); weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
-    w, nov, ntemp = self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0
+    w, nov, ntemp, b = self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0, self.branch
     fp = None
-    if w > 0 or nov or ntemp:  # one pass of the frozen model serves the anchor, the novelty noise and the novelty temperature
+    if w > 0 or nov or ntemp or b:  # one pass of the frozen model serves the anchor, the novelty parts and the branch point
         why = _NO_TEACHER_NOVELTY if nov else _NO_TEACHER_TEMP if ntemp else _NO_TEACHER
-        fp = self.frozen_pass(batch, max_rows, errors=nov or ntemp, why=why)
+        fp = self.frozen_pass(batch, max_rows, errors=nov or ntemp, why=why, state=b or None)
     ns = self.novelty_std(batch, max_rows, errors=fp.errors) if nov else None
-    with evaluating(self): z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, novelty_std=ns).float() / self.temperature
+    start = (b, fp.state) if b else None
+    with evaluating(self):
+        z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, novelty_std=ns, start=start).float() / self.temperature
     s = self.novelty_temperature(batch, max_rows, errors=fp.errors) if ntemp else None
     if s is not None: z = z / s[None, :, None]
     S = z.shape[0]
@@ -682,12 +710,18 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
     memo = {}  # the rollouts are seeded per batch, so one setting (τ, novelty noise) always gives the same logits: each is computed once
+    states = {}  # with a branch point b > 0: the frozen state X_b of each batch, computed once
+    def start(i, x):
+        if not self.branch: return None
+        if i not in states: states[i] = self.frozen_pass(to_device(x, dev), max_rows, errors=False, state=self.branch).state
+        return (self.branch, states[i])
     def logits(t):
         key = (float(t), nov.get('novelty_scale'), tuple(nov.get('novelty_thresholds') or ()))  # what the rollouts read
         if key in memo: return memo[key]
         self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS}, **nov, 'tau': t}
         with evaluating(self):
-            memo[key] = torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows).float() for i, (x, _) in enumerate(data)], 1)
+            memo[key] = torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows,
+                                                start=start(i, x)).float() for i, (x, _) in enumerate(data)], 1)
         return memo[key]
     def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:

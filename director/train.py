@@ -155,8 +155,8 @@ def _kernel_kw(cfg, dim:int, n_steps:int, heads:int|None=None)->dict:
 def _loss_kw(cfg)->dict:
     "`LossConfig` fields of `cfg`."
     kw = dict(lam_mean=cfg.lam_mean, lam_var=cfg.lam_var, lam_ce=cfg.lam_ce, l1=cfg.l1, sigma_floor=cfg.sigma_floor)
-    return _forwarded(LossConfig, kw, dict(l2=cfg.l2, n_rollouts=cfg.n_rollouts, sigma_target=cfg.sigma_target),
-                      dict(l2='ce', n_rollouts=1, sigma_target='teacher'))
+    return _forwarded(LossConfig, kw, dict(l2=cfg.l2, n_rollouts=cfg.n_rollouts, sigma_target=cfg.sigma_target, branch=cfg.branch),
+                      dict(l2='ce', n_rollouts=1, sigma_target='teacher', branch='embed'))
 
 # %% ../nbs/20_train.ipynb #a1a10eb6
 _FINE_ENC = dict(last_k=2, freeze_embed_head=True, l1='kl', select='nll', epochs=3, lr=1e-3, warmup_epochs=0, min_lr=1e-5, wd=5e-5, bs=32,
@@ -195,6 +195,7 @@ class DistillConfig(TrainConfig):
     l2:str = 'ce' # 'ce': mean of per-rollout cross-entropies (paper); 'mixture': NLL of the rollout mixture
     n_rollouts:int = 1 # rollouts per example for L2
     sigma_target:str = 'teacher' # 'teacher': σ from the teacher-forced L1 (paper); 'free': from a free rollout
+    branch:str = 'embed' # rollouts of L2 from 'embed' (paper) or 'sampled' branch points X_b (for `Director.branch` > 0)
     freeze_embed_head:bool = False # keep the copied embedding and head frozen (the code trains them)
     eval_samples:int = 1 # rollouts averaged per validation input (the code uses 1)
     last_k:int|None = None # blocks re-cut by `adapt(model, last_k=...)` (None: the adapter's default); `distill` refuses another cut
