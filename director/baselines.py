@@ -6,8 +6,8 @@ Docs: https://director-uq.github.io/director/baselines.html.md"""
 
 # %% auto #0
 __all__ = ['METHOD_DOCS', 'METHODS', 'TS_OPTIMIZERS', 'check_method', 'seeded', 'HFClassifier', 'is_hf_model', 'as_classifier',
-           'Baseline', 'MLE', 'TemperatureScaling', 'dropout_modules', 'MCDropout', 'DeepEnsemble', 'LastLayerLaplace',
-           'GPBackbone']
+           'Baseline', 'MLE', 'TemperatureScaling', 'dropout_modules', 'MCDropout', 'DeepEnsemble', 'TemperedEnsemble',
+           'LastLayerLaplace', 'GPBackbone']
 
 # %% ../nbs/17_baselines.ipynb #22f38da9
 import math, copy, warnings
@@ -33,6 +33,7 @@ METHOD_DOCS = {
     'director': "DIRECTOR as this library recommends it (extends the paper): the paper's distilled kernel, its rollouts mixed with the frozen model (weight and both temperatures fitted on validation NLL), with novelty noise and a novelty temperature on inputs whose feature path the kernel does not recognise (scales fitted by a validation-NLL budget)",
     'director_paper': "DIRECTOR with the paper's recipe: MSE transition loss, weights (0.8, 0, 0.2), CE on one training rollout",
     'director_s1': "the recommended DIRECTOR sampled with one rollout (S = 1)",
+    'ensemble_ts': "the deep ensemble temperature-scaled: softmax(log(mean of the members' probabilities) / T), T converged on validation NLL",
 }
 METHODS = tuple(METHOD_DOCS) # the one method vocabulary, in table order (extend at the end only)
 
@@ -320,6 +321,29 @@ class DeepEnsemble(Baseline):
             seed_everything(s); m = build()
             ms.append(train(m, s) if train is not None else m)
         return cls(ms)
+
+# %% ../nbs/17_baselines.ipynb #335d14a3
+class TemperedEnsemble(DeepEnsemble):
+    "A deep ensemble, temperature-scaled: softmax(log(mean of the members' probabilities) / T), T fitted on validation NLL; every member runs."
+    average, stochastic = 'logit', False
+    def __init__(self, models:list): super().__init__(models); self.temperature = None; self.stochastic = False
+    def _mix(self, batch)->torch.Tensor:
+        "log of the mean of the members' probabilities (B, C)."
+        lp = DeepEnsemble._logit_samples(self, batch, len(self.models)).float().log_softmax(-1)
+        return torch.logsumexp(lp, 0) - math.log(lp.shape[0])
+    def _logit_samples(self, batch, n_samples):
+        if self.temperature is None: raise RuntimeError('TemperedEnsemble is not fitted: call .fit(valid_dl) first')
+        return (self._mix(batch) / self.temperature)[None]
+    def fit(self, valid_dl # loader of (batch, y) validation pairs or dict batches with 'labels'
+           )->'TemperedEnsemble':
+        "Fit T on `valid_dl` (the log mixture cached once); sets `temperature`, `nll_before`, `nll_after`, `fallback`."
+        lg, y = _cache_logits(self._mix, valid_dl)
+        nll = lambda tau: F.cross_entropy(lg / torch.exp(tau), y)
+        t, self.fallback = _converged_log_t(nll, 1.5, 100, 1e-6)
+        with torch.no_grad():
+            self.temperature, self.nll_before, self.nll_after = math.exp(t), float(F.cross_entropy(lg, y)), float(nll(torch.tensor(t)))
+        return self
+    def __repr__(self): return f"TemperedEnsemble(M={len(self.models)}, T={self.temperature if self.temperature is None else round(self.temperature, 4)})"
 
 # %% ../nbs/17_baselines.ipynb #5057d29d
 def _last_linear(model, batch, name=None):

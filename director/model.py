@@ -478,7 +478,8 @@ def teacher_logits(self:Director, batch)->torch.Tensor:
 # %% ../nbs/14_model.ipynb #e4e3d8ce
 @patch
 def predict_components(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
-                       seeds:list|None=None # one seed per example (see `rollout`)
+                       seeds:list|None=None, # one seed per example (see `rollout`)
+                       passes:list|None=None # if a list: the call's `FrozenPass` is appended (None when it made none)
                       )->tuple:
     "(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted); weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
     w, nov, ntemp, b = self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0, self.branch
@@ -486,6 +487,7 @@ def predict_components(self:Director, batch, n_samples:int=10, generator:torch.G
     if w > 0 or nov or ntemp or b:  # one pass of the frozen model serves the anchor, the novelty parts and the branch point
         why = _NO_TEACHER_NOVELTY if nov else _NO_TEACHER_TEMP if ntemp else _NO_TEACHER
         fp = self.frozen_pass(batch, max_rows, errors=nov or ntemp, why=why, state=b or None)
+    if passes is not None: passes.append(fp)
     ns = self.novelty_std(batch, max_rows, errors=fp.errors) if nov else None
     start = (b, fp.state) if b else None
     with evaluating(self):

@@ -22,6 +22,7 @@ from ..repartition import adapt
 from ..model import Director, evaluating
 from ..metrics import evaluate, ood_metrics, mcc, mcc_per_batch
 from ..baselines import METHODS, METHOD_DOCS, HFClassifier, MLE, TemperatureScaling, MCDropout, DeepEnsemble, LastLayerLaplace, GPBackbone
+from ..baselines import TemperedEnsemble
 from ..data import dist_rank
 from ..train import TrainConfig, DistillConfig, train_backbone, distill, save_backbone, load_backbone
 from .cost import PeakMemory, timed, epoch_times, _sync
@@ -106,7 +107,9 @@ def _fit_posthoc(name, ctx):
     if name == 'ts_authors': return TemperatureScaling(m, optimizer='authors').fit(ctx.loaders['valid']), None, None
     if name in ('mc_dropout', 'mc_dropout_last'): return MCDropout(m, n_samples=S, last_only=name == 'mc_dropout_last'), S, 'prob'
     if name == 'laplace': return LastLayerLaplace(m).fit(ctx.loaders['train']), None, None
-    ens = _ensemble(ctx)
+    if 'ensemble' not in ctx.cache: ctx.cache['ensemble'] = _ensemble(ctx)  # its members trained or loaded once per seed
+    ens = ctx.cache['ensemble']
+    if name == 'ensemble_ts': return TemperedEnsemble(ens.models).fit(ctx.loaders['valid']), None, None
     return ens, len(ctx.members), 'prob'
 
 # %% ../../nbs/bench/harness.ipynb #02ad3701
@@ -151,8 +154,9 @@ def _director_predict(d, S, seed):
     "predict(batch) -> (weighted mean of probabilities, softmax of weighted mean logits, mutual information, transition residual or None) of `Director.predict_components`, seeded per call; the residual where the frozen model is attached."
     g = torch.Generator().manual_seed(seed)
     def f(batch):
-        z, w = d.predict_components(batch, S, generator=g); p = z.float().softmax(-1)
-        r = d.transition_residual(batch) if d.has_teacher else None
+        fps = []; z, w = d.predict_components(batch, S, generator=g, passes=fps); p = z.float().softmax(-1)
+        fp = fps[0]  # the residual from the call's own frozen pass when it computed the step errors
+        r = fp.errors.sum(0) if fp is not None and fp.errors is not None else d.transition_residual(batch) if d.has_teacher else None
         return (w[:, None, None] * p).sum(0), (w[:, None, None] * z).sum(0).softmax(-1), mutual_information(p, w), r
     return f
 
@@ -195,10 +199,10 @@ def fit_method(name:str, # one of `METHODS`
         S, post = 1 if name == 'director_s1' else ctx.n_samples, {k: info[k] for k in ('posthoc', 'fitted') if k in info}
         return fm(_director_predict(d, S, ctx.seed), S, 'prob', n_params(d), info['train_time_s'], info.get('train_bytes'), epoch_s=info.get('epoch_s'), **post)
     (pred, S, avg), dt, peak, _ = timed(lambda: _fit_posthoc(name, ctx), ctx.device)
-    if name == 'ensemble': dt, peak = ctx.member_cost
+    if name in ('ensemble', 'ensemble_ts'): dt, peak = ctx.member_cost
     if name == 'mle': dt, peak = ctx.teacher_info.get('train_time_s'), ctx.teacher_info.get('train_bytes')
-    extra = dict(members=ctx.members) if name == 'ensemble' else {}
-    return fm(_baseline_predict(pred, S, ctx.seed), S, avg, n_params(ctx.model) * (S if name == 'ensemble' else 1), dt, peak,
+    extra = dict(members=ctx.members) if name in ('ensemble', 'ensemble_ts') else {}
+    return fm(_baseline_predict(pred, S, ctx.seed), S, avg, n_params(ctx.model) * (len(ctx.members) if name in ('ensemble', 'ensemble_ts') else 1), dt, peak,
               grad=name == 'laplace', **extra)
 
 # %% ../../nbs/bench/harness.ipynb #b7c5ea88
@@ -268,7 +272,7 @@ def save_preds(path, pr)->Path:
 def _record(ctx, name, fm, split, mets, alt, pr, **kw)->dict:
     "The record of method `name` on one scored split of the context's seed."
     extra = dict(metrics_alt=alt, average_alt='logit' if fm.average == 'prob' else 'prob') if alt is not None else {}
-    if name == 'ensemble': extra['members'] = fm.members
+    if name in ('ensemble', 'ensemble_ts'): extra['members'] = fm.members
     extra.update({k: getattr(fm, k) for k in ('posthoc', 'fitted') if getattr(fm, k, None) is not None})
     if name in ('director', 'director_s1'): extra['extension'] = [METHOD_DOCS['director']]  # beyond the paper: the anchored predictive
     S = ctx.spec
@@ -280,7 +284,7 @@ def _record(ctx, name, fm, split, mets, alt, pr, **kw)->dict:
                        epoch_time_s=fm.epoch_s, config=S.config, command=S.command, **extra, **kw)
 
 def _ensemble_note(name, fm)->str:
-    if name != 'ensemble': return ''
+    if name not in ('ensemble', 'ensemble_ts'): return ''
     M = len(fm.members)
     return (f"; deep ensemble of M={M} backbones (seeds {fm.members})" + ('' if M >= 5 else
             ": M=5 needs five seeds' backbones, fewer were saved, so M=3" if M == 3 else ''))
@@ -421,7 +425,7 @@ def run_bench(benchmark:str, # results sub-folder
     spec = SimpleNamespace(benchmark=benchmark, dataset=dataset, variant=variant, out=None if out is None else Path(out), deviations=deviations,
                            config=config or {}, command=command or shlex.join(sys.argv), verbose=verbose, eval_splits=tuple(eval_splits),
                            ood_splits=tuple(ood_splits), text_mcc=text_mcc)
-    if 'ensemble' in methods and members_from_seeds and root is not None: _backbones_first(seeds, make_data, make_teacher, root)
+    if {'ensemble', 'ensemble_ts'} & set(methods) and members_from_seeds and root is not None: _backbones_first(seeds, make_data, make_teacher, root)
     recs = []
     for seed in seeds:
         ctx = _context(spec, seed, make_data, make_teacher, root, device, dcfg=dcfg, dcfg_paper=dcfg_paper, n_samples=n_samples, make_gp=make_gp,
