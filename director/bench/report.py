@@ -7,11 +7,11 @@ Docs: https://director-uq.github.io/director/bench/report.html.md"""
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'RECORDS_PACK', 'PAPER_METRICS', 'HIGHER_BETTER', 'REFERENCE_METHODS', 'SPLIT_NAMES', 'TARGETS',
            'L1_WORDS', 'make_record', 'check_provenance', 'record_path', 'save_record', 'saved_record', 'load_records',
-           'metric_column', 'results_table', 'cost_table', 'plot_metric', 'plot_tradeoff', 'load_preds', 'paired_preds',
-           'pack_results', 'results_root', 'read_records', 'not_run', 'higher_better', 'method_values', 'best_method',
-           'seed_diff', 'seed_table', 'say', 'key_name', 'headline', 'target_table', 'bootstrap_lines',
-           'preds_reliability', 'deviation_list', 'corruption_records', 'corruption_paired', 'recipe_lines',
-           'anchor_weights']
+           'metric_column', 'results_table', 'cost_table', 'plot_metric', 'plot_tradeoff', 'relative_cost',
+           'plot_quality_cost', 'load_preds', 'paired_preds', 'pack_results', 'results_root', 'read_records', 'not_run',
+           'higher_better', 'method_values', 'best_method', 'seed_diff', 'seed_table', 'say', 'key_name', 'headline',
+           'target_table', 'bootstrap_lines', 'preds_reliability', 'deviation_list', 'corruption_records',
+           'corruption_paired', 'recipe_lines', 'anchor_weights']
 
 # %% ../../nbs/bench/report.ipynb #c44d4e85
 import os, re, sys, gzip, json, time, shlex, warnings
@@ -217,6 +217,38 @@ def plot_tradeoff(records:list, x:str='acc', y:str='ece', by:str='method', ax=No
         ax.errorbar(np.mean(sx[k]), np.mean(sy[k]), xerr=se(sx[k]), yerr=se(sy[k]), fmt='osD^v'[i // 10 % 5], capsize=3, color=f'C{i % 10}', label=k)
     ax.set_xlabel(metric_column(x)); ax.set_ylabel(metric_column(y)); ax.grid(alpha=0.3); ax.legend(fontsize=8)
     return ax.figure
+
+# %% ../../nbs/bench/report.ipynb #bc16116d
+def relative_cost(records:list)->dict:
+    "{method: [inference time per example / the same seed's MLE, one per seed]} from the records' throughputs (timed in the run)."
+    base = {(r.get('variant'), r.get('split'), r['seed']): r.get('throughput') for r in records if r['method'] == 'mle'}
+    out = {}
+    for r in records:
+        b, t = base.get((r.get('variant'), r.get('split'), r['seed'])), r.get('throughput')
+        if b and t: out.setdefault(r['method'], []).append(b / t)
+    return out
+
+def plot_quality_cost(records:list, # records of one benchmark, with the MLE of each seed
+                      y:str='nll', # the quality metric of the first panel
+                      ood:list|None=None, # OOD records (split 'ood...'): a second panel with their `ood_metric`
+                      ood_metric:str='msp/auroc',
+                      split:str='test')->plt.Figure:
+    "Quality against inference cost per example relative to MLE (log x), one point per method: mean ± standard error over seeds."
+    recs = [r for r in records if r['split'] == split]
+    cost, panels = relative_cost(recs), [(recs, y)] + ([(ood, ood_metric)] if ood else [])
+    check_value('records', bool(cost), len(recs), f"records with throughputs and an 'mle' record per seed on split {split!r}")
+    fig, axs = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.4), squeeze=False); plt.close(fig)
+    se = lambda v: np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.
+    for ax, (rs, m) in zip(axs[0], panels):
+        ys = _series([r for r in rs if m in r['metrics']], m) if any(m in r['metrics'] for r in rs) else {}
+        for i, k in enumerate(k for k in cost if k in ys):
+            ax.errorbar(np.mean(cost[k]), np.mean(ys[k]), xerr=se(cost[k]), yerr=se(ys[k]), fmt='osD^v'[i // 10 % 5], capsize=3,
+                        color=f'C{i % 10}', label=k)
+        ax.set_xscale('log'); ax.set_xlabel('inference time per example (× MLE, log scale)'); ax.set_ylabel(metric_column(m))
+        ax.grid(alpha=0.3, which='both')
+    axs[0][-1].legend(fontsize=7, loc='center left', bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
 
 # %% ../../nbs/bench/report.ipynb #1e995931
 def _stem(split, method)->str: return f"{split.replace(':', '-')}_{method}"
