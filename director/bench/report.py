@@ -239,14 +239,17 @@ def plot_quality_cost(records:list, # records of one benchmark, with the MLE of 
     check_value('records', bool(cost), len(recs), f"records with throughputs and an 'mle' record per seed on split {split!r}")
     fig, axs = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.4), squeeze=False); plt.close(fig)
     se = lambda v: np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.
+    order = sorted(cost, key=_method_rank)  # one colour and marker per method, the same in every panel
+    handles = {}
     for ax, (rs, m) in zip(axs[0], panels):
         ys = _series([r for r in rs if m in r['metrics']], m) if any(m in r['metrics'] for r in rs) else {}
-        for i, k in enumerate(k for k in cost if k in ys):
-            ax.errorbar(np.mean(cost[k]), np.mean(ys[k]), xerr=se(cost[k]), yerr=se(ys[k]), fmt='osD^v'[i // 10 % 5], capsize=3,
-                        color=f'C{i % 10}', label=k)
+        for i, k in ((i, k) for i, k in enumerate(order) if k in ys):
+            handles[k] = ax.errorbar(np.mean(cost[k]), np.mean(ys[k]), xerr=se(cost[k]), yerr=se(ys[k]), fmt='osD^v'[i // 10 % 5],
+                                     capsize=3, color=f'C{i % 10}', label=k)
         ax.set_xscale('log'); ax.set_xlabel('inference time per example (× MLE, log scale)'); ax.set_ylabel(metric_column(m))
         ax.grid(alpha=0.3, which='both')
-    axs[0][-1].legend(fontsize=7, loc='center left', bbox_to_anchor=(1.02, 0.5))
+    ks = [k for k in order if k in handles]
+    axs[0][-1].legend([handles[k] for k in ks], ks, fontsize=7, loc='center left', bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig
 
