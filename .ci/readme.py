@@ -6,8 +6,9 @@ out = []
 for c in nb['cells']:
     src = ''.join(c['source'])
     if c['cell_type'] == 'markdown':
+        src = re.sub(r'\A(?:#\|.*\n)+', '', src)  # a cell's directives (`#| export`: the pitch exported as the docstring)
         src = re.sub(r'^> (.*)$', r'> \1', src, flags=re.M)
-        out.append(src)
+        out.append(src.replace('```{mermaid}', '```mermaid'))  # Quarto's fence, GitHub's fence
     elif c['cell_type'] == 'code' and not src.lstrip().startswith('#|'):
         out.append('```python\n' + src + '\n```')
 text = '\n\n'.join(out).rstrip() + '\n'
