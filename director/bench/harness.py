@@ -165,9 +165,10 @@ def _recommended(ctx, d, info)->tuple:
     if 'director:posthoc' not in ctx.cache:
         from director.api import fit_posthoc
         dr = copy.deepcopy(d).attach_teacher(adapt(_unwrap(ctx.model), **ctx.adapt_opts))
+        b = getattr(ctx, 'branch', 0); dr.branch = b if b >= 0 else dr.n_steps + b  # rollouts from X_b (0: from the embedding)
         post, dt, _, _ = timed(lambda: fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed), ctx.device)
         ctx.cache['director:posthoc'] = (dr.eval(), dict(info, train_time_s=info['train_time_s'] + dt, posthoc=post, posthoc_s=dt,
-                                                      fitted={k: v for k, v in dr.spec.get('calibration', {}).items() if isinstance(v, (int, float))}))
+                                                      fitted={**{k: v for k, v in dr.spec.get('calibration', {}).items() if isinstance(v, (int, float))}, 'branch': dr.branch}))
     return ctx.cache['director:posthoc']
 
 def _baseline_predict(pred, S, seed):
@@ -416,10 +417,12 @@ def run_bench(benchmark:str, # results sub-folder
               command:str|None=None, # the command that made the records (default: this process's `sys.argv`)
               verbose:bool=True, # one line per record
               make_gp=None, # make_gp(attn, gp_layers, seed, loaders, ckpt) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
-              allow_dirty:bool=False # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
+              allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
+              branch:int=0 # branch point b of the recommended 'director' (`Director.branch`); negative: counted from L (-1: L - 1)
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)
+    check_value('branch', isinstance(branch, int) and not isinstance(branch, bool), branch, 'an integer (negative: counted from L)')
     check_run_opts(methods, seeds, n_samples, out, ckpt_dir, verbose, command); check_provenance(out, allow_dirty)
     device, root = default_device(device), None if ckpt_dir is None else Path(ckpt_dir)
     spec = SimpleNamespace(benchmark=benchmark, dataset=dataset, variant=variant, out=None if out is None else Path(out), deviations=deviations,
@@ -429,7 +432,7 @@ def run_bench(benchmark:str, # results sub-folder
     recs = []
     for seed in seeds:
         ctx = _context(spec, seed, make_data, make_teacher, root, device, dcfg=dcfg, dcfg_paper=dcfg_paper, n_samples=n_samples, make_gp=make_gp,
-                       n_members=n_members, members_from_seeds=members_from_seeds, adapt_opts=adapt_opts or {})
+                       n_members=n_members, members_from_seeds=members_from_seeds, adapt_opts=adapt_opts or {}, branch=branch)
         runs = {name: _run_method(ctx, name, shift) for name in methods}
         recs += [r for rs, _ in runs.values() for r in rs]
         if shift is not None: recs += _run_shift(ctx, shift, {k: fm for k, (_, fm) in runs.items() if fm is not None})

@@ -101,18 +101,23 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
                  device='cpu', benchmark:str='digits', verbose:bool=True, command:str|None=None,
                  allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (the diff's hash is stored)
                  gp_aux_weight:float|None=None, # weight of the GP regulariser for 'sgpa' (None: 1/n_train, the per-example ELBO)
+                 branch:int=0, # branch point b of the recommended 'director' (negative: counted from L)
+                 branch_train:str='embed', # rollouts of its L2 term: 'embed' (the paper) or 'sampled' branch points
                  **overrides # arguments of `digits_recipe`: epochs, distill_epochs, dim, depth, heads
                 )->list:
     "The digits demo benchmark: every method side by side for several seeds; one record per (method, seed)."
     R = digits_recipe(recipe, **overrides)
     check_provenance(out, allow_dirty)
     tcfg, dcfg = R.train_config(device=device), R.distill_config(device=device)
+    dcfg_r = dcfg.replace(branch=branch_train)  # the recommended model's kernel; 'director_paper' keeps the paper's
     sp = R.split
     make_data = lambda seed: dict(zip(('train', 'valid', 'test'), tensor_loaders(load_digits(seed, sp['valid_frac'], sp['test_frac']), bs=tcfg.bs, seed=seed)))
     return run_bench(benchmark, 'digits', 'scikit-learn digits (8x8, bundled)', make_data, teacher_maker(R.backbone, tcfg, device), methods, seeds,
-                     dcfg=dcfg, n_samples=n_samples, n_members=n_members, members_from_seeds=False, out=out, ckpt_dir=ckpt_dir, device=device,
+                     dcfg=dcfg_r, dcfg_paper=dcfg, n_samples=n_samples, n_members=n_members, members_from_seeds=False, out=out,
+                     ckpt_dir=ckpt_dir, device=device, branch=branch,
                      deviations=_digits_deviations(R, methods, gp_aux_weight), verbose=verbose, command=command, allow_dirty=allow_dirty,
-                     config=dict(recipe=R.to_dict(), train=tcfg.to_dict(), distill=dcfg.to_dict(), backbone=dict(R.arch)),
+                     config=dict(recipe=R.to_dict(), train=tcfg.to_dict(), distill=dcfg_r.to_dict(), backbone=dict(R.arch),
+                                 **({'branch': branch} if branch else {})),
                      make_gp=_digits_gp(R, tcfg, device, gp_aux_weight))
 
 # %% ../../nbs/bench/recipes.ipynb #2d31b2c2
