@@ -316,6 +316,10 @@ def _calibrate_parser(sub):
                    help=f"comma-separated methods, from {','.join(_METHODS)} (default: {CALIBRATE_METHODS}; "
                    "MC dropout is left out, with a note, when the model has no active dropout and no --mc-dropout-p)")
     c.add_argument('--mc-dropout-p', type=_rate, default=None, help="dropout rate of MC dropout (default: the model's own rates)")
+    c.add_argument('--posthoc', default=None, help="comma-separated post-hoc parts of DIRECTOR, from temperature, anchor, "
+                   "novelty_noise, novelty_temperature (default: anchor,novelty_noise,novelty_temperature)")
+    c.add_argument('--branch', type=int, default=0, help="start DIRECTOR's rollouts from the frozen model's state X_B: "
+                   "0 (default) from the embedding, -1 for the last step only")
     c.add_argument('--overwrite', action='store_true', help='replace the run already in --out (refused without it)')
     c.add_argument('--batch-size', type=_pos_int, default=32, help='batch size (default: 32)')
     c.add_argument('--max-length', type=_pos_int, default=None, help="truncate text to this many tokens (default: the tokenizer's maximum)")
@@ -804,6 +808,9 @@ def prepare_calibrate(args)->dict:
                               max_positions, text_limit)
     from director.train import DistillConfig
     from director.repartition import adapt
+    from director.api import RECOMMENDED_POSTHOC, check_posthoc
+    try: posthoc = check_posthoc(tuple(p.strip() for p in args.posthoc.split(',') if p.strip()) if args.posthoc else RECOMMENDED_POSTHOC)
+    except ValueError as e: raise ValueError(f"--posthoc {args.posthoc}: {e}".replace('`posthoc` must be', 'give')) from None
     given = args.methods is not None
     methods = _check_methods(tuple(m.strip() for m in (args.methods or CALIBRATE_METHODS).split(',') if m.strip()), COMPARE_METHODS, '--methods')
     check_value('--methods', 'director' in methods, args.methods, "a list that includes 'director'")
@@ -834,6 +841,10 @@ def prepare_calibrate(args)->dict:
         try: _, _, opts = resolve_cut(model, args.preset, **({} if args.last_k is None else dict(last_k=args.last_k)))
         except ValueError as e: raise ValueError(f"--last-k {args.last_k}: {e}" if args.last_k is not None else str(e)) from None
     ad = adapt(model, **opts)
+    L_ = ad.n_steps
+    if not -L_ <= args.branch < L_:
+        raise ValueError(f"--branch {args.branch}: the re-cut model has {L_} steps; give a branch point in 0..{L_ - 1} "
+                         f"(or -{L_}..-1, counted from the end; 0 starts the rollouts from the embedding)")
     for s, dl in loaders.items():
         check_data(ad, dl, f'--{s}', positions=max_positions(model)); check_first_batch(ad, dl, f'--{s}')  # every row, before any work
     methods = _mc_methods(model, methods, args.mc_dropout_p, given)
@@ -844,7 +855,7 @@ def prepare_calibrate(args)->dict:
         names = [inv.get(i, n) for i, n in enumerate(names)]
     inputs = dict(kind=kind, column=coll.column, label_column=coll.label_column, max_length=ml, class_names=names)
     return dict(model=model.to(device), processor=proc, kind=kind, name=name, data=data, loaders=loaders, methods=methods, inputs=inputs, device=device,
-                last_k=args.last_k, mc_dropout_p=args.mc_dropout_p)
+                last_k=args.last_k, mc_dropout_p=args.mc_dropout_p, posthoc=posthoc, branch=args.branch)
 
 # %% ../nbs/21_cli.ipynb #d6e3c5a2
 def run_calibrate(job:dict, # from `prepare_calibrate`
@@ -859,7 +870,8 @@ def run_calibrate(job:dict, # from `prepare_calibrate`
                 **({} if job.get('last_k') is None else dict(last_k=job['last_k'])))
     t0 = time.time()
     _say(f"[1/3] distilling DIRECTOR from {job['name']} on {len(job['data']['train'])} training rows", quiet)
-    d = calibrate(job['model'], L['train'], L['valid'], preset=preset, n_samples=n_samples, **over)
+    d = calibrate(job['model'], L['train'], L['valid'], preset=preset, n_samples=n_samples, posthoc=job.get('posthoc', ('anchor', 'novelty_noise', 'novelty_temperature')),
+                  branch=job.get('branch', 0), **over)
     times['calibrate_s'] = time.time() - t0
     _say(f"[2/3] scoring {', '.join(METHOD_LABELS[m] for m in job['methods'])} on {len(job['data']['test'])} test rows (S = {n_samples})", quiet)
     t1 = time.time()
