@@ -50,6 +50,7 @@ def _digits_cifar(sub):
     q.add_argument('--dim', type=int, default=A['dim']); q.add_argument('--depth', type=int, default=A['depth']); q.add_argument('--heads', type=int, default=A['heads'])
     q.add_argument('--members', type=int, default=None, help='deep-ensemble size (default 3, trained on the seed\'s split)')
     q.add_argument('--branch', type=int, default=0, help="branch point b of the recommended director (negative: from L; -1: L-1)")
+    q.add_argument('--interleaved', type=int, default=0, help='also time every method in turn on the same test batches, N rounds')
     q.add_argument('--branch-train', choices=['embed', 'sampled'], default='embed',
                    help="the recommended director's training rollouts: from the embedding, or from sampled branch points")
     q = _common(sub.add_parser('cifar10', help="CIFAR-10 ViT: the paper's recipe on a GPU, or a CPU-sized one"), (0,), CIFAR_METHODS, 'runs/bench/cifar10')
@@ -141,7 +142,8 @@ def bench_parser()->argparse.ArgumentParser:
 # %% ../../nbs/bench/cli.ipynb #13de71ba
 def _recipe(a, r, c):
     if r == 'digits': return bench_digits(epochs=a.epochs, distill_epochs=a.distill_epochs, dim=a.dim, depth=a.depth, heads=a.heads,
-                                          n_members=a.members, branch=a.branch, branch_train=a.branch_train, **{**c, 'device': a.device or 'cpu'})
+                                          n_members=a.members, branch=a.branch, branch_train=a.branch_train, interleaved=a.interleaved,
+                                          **{**c, 'device': a.device or 'cpu'})
     if r == 'cifar10': return bench_cifar10(a.recipe, budget_minutes=a.budget_minutes, data_path=a.data, bs=a.bs, lr=a.lr, epochs=a.epochs,
                                             distill_epochs=a.distill_epochs, ood=None if a.ood == 'none' else a.ood, augment=not a.no_augment,
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,

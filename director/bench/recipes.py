@@ -103,6 +103,7 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
                  gp_aux_weight:float|None=None, # weight of the GP regulariser for 'sgpa' (None: 1/n_train, the per-example ELBO)
                  branch:int=0, # branch point b of the recommended 'director' (negative: counted from L)
                  branch_train:str='embed', # rollouts of its L2 term: 'embed' (the paper) or 'sampled' branch points
+                 interleaved:int=0, # > 0: also time every method interleaved, this many rounds (`director.bench.harness.time_interleaved`)
                  **overrides # arguments of `digits_recipe`: epochs, distill_epochs, dim, depth, heads
                 )->list:
     "The digits demo benchmark: every method side by side for several seeds; one record per (method, seed)."
@@ -114,7 +115,7 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
     make_data = lambda seed: dict(zip(('train', 'valid', 'test'), tensor_loaders(load_digits(seed, sp['valid_frac'], sp['test_frac']), bs=tcfg.bs, seed=seed)))
     return run_bench(benchmark, 'digits', 'scikit-learn digits (8x8, bundled)', make_data, teacher_maker(R.backbone, tcfg, device), methods, seeds,
                      dcfg=dcfg_r, dcfg_paper=dcfg, n_samples=n_samples, n_members=n_members, members_from_seeds=False, out=out,
-                     ckpt_dir=ckpt_dir, device=device, branch=branch,
+                     ckpt_dir=ckpt_dir, device=device, branch=branch, interleaved=interleaved,
                      deviations=_digits_deviations(R, methods, gp_aux_weight), verbose=verbose, command=command, allow_dirty=allow_dirty,
                      config=dict(recipe=R.to_dict(), train=tcfg.to_dict(), distill=dcfg_r.to_dict(), backbone=dict(R.arch),
                                  **({'branch': branch} if branch else {})),
