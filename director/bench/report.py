@@ -232,10 +232,12 @@ def plot_quality_cost(records:list, # records of one benchmark, with the MLE of 
                       y:str='nll', # the quality metric of the first panel
                       ood:list|None=None, # OOD records (split 'ood...'): a second panel with their `ood_metric`
                       ood_metric:str='msp/auroc',
-                      split:str='test')->plt.Figure:
+                      split:str='test',
+                      cost:dict|None=None # {method: [time per example / MLE's, per seed]} measured otherwise (e.g. interleaved)
+                     )->plt.Figure:
     "Quality against inference cost per example relative to MLE (log x), one point per method: mean ± standard error over seeds."
     recs = [r for r in records if r['split'] == split]
-    cost, panels = relative_cost(recs), [(recs, y)] + ([(ood, ood_metric)] if ood else [])
+    cost, panels = cost or relative_cost(recs), [(recs, y)] + ([(ood, ood_metric)] if ood else [])
     check_value('records', bool(cost), len(recs), f"records with throughputs and an 'mle' record per seed on split {split!r}")
     fig, axs = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.4), squeeze=False); plt.close(fig)
     se = lambda v: np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.
