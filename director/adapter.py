@@ -6,10 +6,12 @@ Docs: https://director-uq.github.io/director/adapter.html.md"""
 
 # %% auto #0
 __all__ = ['HOWTO_URL', 'Traces', 'ctx_index', 'ctx_repeat', 'ctx_to', 'UnsupportedModelError', 'EquivalenceError', 'Adapter',
-           'check_input']
+           'check_input', 'CutError', 'call_layer', 'trace_layer', 'LayerCut', 'attn_half', 'mlp_half', 'find_cut',
+           'layer_stacks', 'model_trace', 'Structure', 'low_precision', 'find_structure', 'Capture', 'capture_shell',
+           'run_captured']
 
 # %% ../nbs/10a_adapter.ipynb #95b86b78
-import copy, hashlib, json
+import copy, hashlib, json, re
 from collections.abc import Mapping
 from dataclasses import dataclass
 import torch
@@ -306,3 +308,285 @@ def _opts(opts, defaults, family):
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)} for the {family} adapter; known options: {sorted(defaults) or 'none'}")
     return {**defaults, **opts}
+
+# %% ../nbs/10a_adapter.ipynb #d34ea7f7
+class CutError(UnsupportedModelError):
+    "A model or layer that cannot be cut after its attention; `reason` names the cause ('parallel', ...)."
+    def __init__(self, reason:str, why:str): super().__init__(why); self.reason = reason
+
+class _Stop(Exception):
+    "Raised inside a forward to leave it early, carrying `value`."
+    def __init__(self, value=None): super().__init__(); self.value = value
+
+def _main(out):
+    "The state in a module's output: the tensor itself, a tuple's first item, or a ModelOutput's first field."
+    if isinstance(out, torch.Tensor): return out
+    if hasattr(out, 'to_tuple'): out = out.to_tuple()
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor): return out[0]
+    return None
+
+def _template(out, shape):
+    "How to fake an output: 'T' (a state of `shape`), ['T', None, ...] (a tuple or list led by one), or None."
+    if isinstance(out, torch.Tensor): return 'T' if tuple(out.shape) == tuple(shape) else None
+    if isinstance(out, (tuple, list)) and out and _template(out[0], shape) == 'T':
+        return type(out)(['T'] + [None] * (len(out) - 1))
+    return None
+
+def _fake(tmpl, X): return X if tmpl == 'T' else type(tmpl)([X, *tmpl[1:]])
+
+def _in_state(args, kwargs):
+    "The state a module is called with: its first positional tensor, else its first tensor keyword."
+    if args and isinstance(args[0], torch.Tensor): return args[0]
+    return next((v for v in kwargs.values() if isinstance(v, torch.Tensor)), None)
+
+def _is_attn(name, mod):
+    pat = r'attn|attention'
+    return bool(re.search(pat, name.rsplit('.', 1)[-1], re.I) or re.search(pat, type(mod).__name__, re.I))
+
+def _const(v):
+    if isinstance(v, (tuple, list)): return all(_const(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str))
+
+def _consts(kw):
+    "The arguments `kw` with every tensor (or structure holding one) replaced by None."
+    key, args, kwargs = kw
+    none = lambda v: v if _const(v) else None
+    return key, tuple(none(a) for a in args), {k: none(v) for k, v in kwargs.items()}
+
+def call_layer(layer:nn.Module, X:torch.Tensor, kw:tuple)->object:
+    "Call `layer` on the state X with the other arguments `kw` = (key, args, kwargs) it was seen with."
+    key, args, kwargs = kw  # key: the keyword X goes by, or None for the first positional argument
+    return layer(X, *args, **kwargs) if key is None else layer(**{key: X}, **kwargs)
+
+# %% ../nbs/10a_adapter.ipynb #19356c50
+@dataclass
+class _Call:
+    name:str; k:int; x:object; out:object=None; tmpl:object=None; params:bool=False
+
+def _children(layer):
+    "The sub-modules a layer calls directly: its children (the items of a ModuleList / ModuleDict child too)."
+    out = []
+    for n, c in layer.named_children():
+        if isinstance(c, (nn.ModuleList, nn.ModuleDict)):
+            out += [(f'{n}.{k}', d) for k, d in c.named_children()]
+        else: out.append((n, c))
+    return out
+
+def trace_layer(layer:nn.Module, X:torch.Tensor, kw:tuple, perturb:str|None=None)->tuple:
+    "Run `layer` on X, recording each call of its children in order; `perturb`: a child whose output gets +1."
+    calls, counts, hooks = [], {}, []
+    for n, m in _children(layer):
+        def pre(mod, a, kwa, n=n):
+            k = counts[n] = counts.get(n, -1) + 1
+            calls.append(_Call(n, k, _in_state(a, kwa), params=any(True for _ in mod.parameters())))
+        def post(mod, a, kwa, out, n=n):
+            c = next(c for c in reversed(calls) if c.name == n)
+            if n == perturb and c.k == 0:
+                t = _main(out) + 1.0
+                out = t if isinstance(out, torch.Tensor) else type(out)([t, *out[1:]])
+            c.out, c.tmpl = out, _template(out, X.shape)
+            return out if n == perturb else None
+        hooks += [m.register_forward_pre_hook(pre, with_kwargs=True),
+                  m.register_forward_hook(post, with_kwargs=True)]
+    try: y = call_layer(layer, X, kw)
+    finally:
+        for h in hooks: h.remove()
+    return calls, y
+
+@dataclass
+class LayerCut:
+    "Where a layer is cut: the state entering ('in') or leaving ('out') call `k` of its child `name`."
+    name:str # the child at the cut
+    k:int # which of its calls (0: the first)
+    where:str # 'in' or 'out'
+    before:list # (name, k) of the calls the layer makes before the cut
+    tmpls:dict # (name, k) -> how that call returns its state (None: not a state)
+    consts:tuple=(None, (), {}) # the arguments `mlp_half` calls the layer with: those seen, tensors None
+    def __repr__(self): return f"LayerCut({self.where} {self.name}{f'#{self.k}' if self.k else ''})"
+
+def attn_half(layer:nn.Module, cut:LayerCut, X:torch.Tensor, kw:tuple)->torch.Tensor:
+    "X_t: the layer's own forward on X (with its other arguments `kw`) left at the cut: its attention part."
+    mod, n = layer.get_submodule(cut.name), [0]
+    def pre(m, a, kwa):
+        n[0] += 1
+        if cut.where == 'in' and n[0] == cut.k + 1: raise _Stop(_in_state(a, kwa))
+    def post(m, a, kwa, out):
+        if cut.where == 'out' and n[0] == cut.k + 1: raise _Stop(_main(out))
+    hs = [mod.register_forward_pre_hook(pre, with_kwargs=True),
+          mod.register_forward_hook(post, with_kwargs=True)]
+    try: call_layer(layer, X, kw)
+    except _Stop as s: return s.value.reshape(X.shape)  # a layer may flatten its tokens around the MLP (OPT)
+    finally:
+        for h in hs: h.remove()
+    raise RuntimeError(f"{type(layer).__name__} did not reach its cut {cut}")
+
+def _stand_in(m, cut, n, calls, X):
+    orig, i = m.forward, [0]
+    def forward(*a, **kw):
+        k = i[0]; i[0] += 1
+        if k not in calls: return orig(*a, **kw)
+        return _fake(cut.tmpls[(n, k)], X if calls[k] == 'x' else torch.zeros_like(X))
+    return forward
+
+def mlp_half(layer:nn.Module, cut:LayerCut, X:torch.Tensor)->torch.Tensor:
+    "The rest of the layer: its own forward on X_t, the calls before the cut standing in (zeros, or X_t)."
+    todo = {}
+    for n, k in cut.before:
+        if cut.tmpls[(n, k)] is not None: todo.setdefault(n, {})[k] = 'zero'
+    if cut.where == 'out': todo.setdefault(cut.name, {})[cut.k] = 'x'
+    saved = {}
+    for n, calls in todo.items():
+        m = layer.get_submodule(n)
+        saved[n] = (m, m.__dict__.get('forward'))  # an instance forward (an accelerate hook, say) is put back
+        m.forward = _stand_in(m, cut, n, calls, X)
+    try: return _main(call_layer(layer, X, cut.consts))
+    finally:
+        for m, f in saved.values():
+            if f is None: del m.forward
+            else: m.forward = f
+
+# %% ../nbs/10a_adapter.ipynb #3bb33b66
+_PARALLEL = ("its layers run the attention and the MLP side by side on the same input "
+             "(x + attn(ln(x)) + mlp(ln(x))), so no state lies between an attention and the next MLP "
+             "for a re-cut block to end at")
+_SHAPE = "its layers change the number of tokens or the width of the states (stages that merge tokens)"
+
+def find_cut(layer:nn.Module, X:torch.Tensor, kw:tuple=(None, (), {}),
+             rtol:float=1e-5, atol:float=1e-6)->LayerCut:
+    "The first cut of `layer` after its attention whose two halves reproduce it on X; `CutError` if none."
+    with torch.no_grad():
+        calls, y = trace_layer(layer, X, kw)
+        y = _main(y)
+        ia = next((i for i, c in enumerate(calls) if _is_attn(c.name, layer.get_submodule(c.name))), None)
+        if ia is None:
+            raise CutError('no_attention', f"its layers ({type(layer).__name__}) call no attention module")
+        if y is None or y.shape != X.shape: raise CutError('shape', _SHAPE)
+        a = _main(calls[ia].out)
+        if a is not None and a.shape[-1] != X.shape[-1]:
+            raise CutError('width', f"its attention has width {a.shape[-1]}, not the width {X.shape[-1]} "
+                           "of its residual stream (a bottleneck), so no state of one width lies between its "
+                           "attention and its MLP")
+        pcalls, _ = trace_layer(layer, X, kw, perturb=calls[ia].name)
+        later = [(c.x, p.x) for c, p in zip(calls[ia + 1:], pcalls[ia + 1:]) if c.params and c.x is not None]
+        if later and all(torch.equal(c, p) for c, p in later): raise CutError('parallel', _PARALLEL)
+        tmpls, consts = {(c.name, c.k): c.tmpl for c in calls}, _consts(kw)
+        for i, w in [(ia, 'out')] + [(i, w) for i in range(ia + 1, len(calls)) for w in ('out', 'in')]:
+            c = calls[i]
+            v = c.x if w == 'in' else _main(c.out)
+            if v is None or v.numel() != X.numel() or v.shape[-1] != X.shape[-1]: continue
+            if w == 'out' and c.tmpl is None: continue
+            cut = LayerCut(c.name, c.k, w, [(b.name, b.k) for b in calls[:i]], tmpls, consts)
+            try: out = mlp_half(layer, cut, attn_half(layer, cut, X, kw))
+            except Exception: continue
+            if out is not None and out.shape == y.shape and torch.allclose(out, y, rtol=rtol, atol=atol):
+                return cut
+    names = ' -> '.join(c.name for c in calls)
+    raise CutError('no_cut', f"no state after the attention of its layers ({names}) reproduces them")
+
+# %% ../nbs/10a_adapter.ipynb #d7805e6b
+def _holds_attn(m): return any(_is_attn(s, sm) for s, sm in m.named_modules() if s)
+
+def layer_stacks(model:nn.Module)->list:
+    "Paths of the stacks in `model`: outermost ModuleLists / Sequentials of one class of attention layers."
+    out = []
+    for n, m in model.named_modules():
+        if not n or not isinstance(m, (nn.ModuleList, nn.Sequential)) or len(m) == 0: continue
+        inner = any(n.startswith(o + '.') for o in out)
+        if len({type(c) for c in m}) == 1 and not inner and _holds_attn(m[0]): out.append(n)
+    return out
+
+def model_trace(model:nn.Module, fn)->tuple:
+    "(events, fn()): ('s' | 'e', name) as each module of `model` starts and ends its forward while fn() runs."
+    ev, hs = [], []
+    for n, m in model.named_modules():
+        hs += [m.register_forward_pre_hook(lambda mod, a, n=n: ev.append(('s', n))),
+               m.register_forward_hook(lambda mod, a, o, n=n: ev.append(('e', n)))]
+    try: out = fn()
+    finally:
+        for h in hs: h.remove()
+    return ev, out
+
+@dataclass
+class Structure:
+    "What a model's forward shows about it: its stack of layers and the modules run before and after it."
+    path:str # the stack's path in the model
+    n_layers:int
+    tmpl:object # how a layer returns its state ('T' or ('T', None, ...))
+    pre:list # outermost modules run before the first layer (the embedding)
+    post:list # outermost modules run after the last layer (final norm, pooler, classifier), in order
+
+def _outermost(names): return [n for n in names if not any(n.startswith(o + '.') for o in names if o != n)]
+
+_NO_STACK = ("it has no stack of identical layers that each hold an attention (its blocks are "
+             "convolutions or other token mixers, or its attentions and MLPs are kept in separate lists)")
+
+def low_precision(model:nn.Module)->str|None:
+    "Why `model` cannot be recognised by its structure in its dtype (it is verified to 1e-5), or None."
+    dt = next((p.dtype for p in model.parameters() if p.is_floating_point() and p.itemsize < 4), None)
+    if dt is None: return None
+    return (f"it is in {str(dt).replace('torch.', '')}, and a model recognised by its structure is verified "
+            "to 1e-5 in float32: adapt model.float() (and cast the model back after)")
+
+def find_structure(model:nn.Module, run)->Structure:
+    "The `Structure` of `model` seen while run() calls it; `CutError` unless one stack runs in order."
+    sts = layer_stacks(model)
+    if not sts: raise CutError('no_stack', _NO_STACK)
+    if len(sts) > 1:
+        raise CutError('stacks', f"it runs {len(sts)} stacks of attention layers ({', '.join(sts)}: "
+                       "an encoder and a decoder, say), so there is no single path for one kernel")
+    path = sts[0]; stack = model.get_submodule(path); L = len(stack); seen = []
+    grab = lambda mod, a, kw, out: seen.append((_in_state(a, kw), out))
+    hs = [l.register_forward_hook(grab, with_kwargs=True) for l in stack]
+    with torch.no_grad():
+        try: ev, _ = model_trace(model, run)
+        finally:
+            for h in hs: h.remove()
+    names = [f'{path}.{i}' for i in range(L)]
+    if [n for e, n in ev if e == 's' and n in names] != names:
+        raise CutError('order', "its layers do not each run once, in order (shared or skipped layers)")
+    tmpls = [_template(y, x.shape) if x is not None else None for x, y in seen]
+    if any(t is None for t in tmpls): raise CutError('shape', _SHAPE)
+    i0, i1 = ev.index(('s', names[0])), ev.index(('e', names[-1]))
+    outer = lambda n: n and not path.startswith(n + '.')  # not the stack's containers
+    starts = lambda es: list(dict.fromkeys(n for e, n in es if e == 's' and outer(n)))
+    return Structure(path, L, tmpls[0], _outermost(starts(ev[:i0])), _outermost(starts(ev[i1 + 1:])))
+
+# %% ../nbs/10a_adapter.ipynb #450ac8d4
+class Capture(nn.Module):
+    "Stands in for layer `i` of `n`: records its state and arguments, passes the state on (the last stops)."
+    def __init__(self, i:int, n:int, rec:list, tmpl, layer:nn.Module|None=None):
+        super().__init__()
+        for k, v in (vars(layer) if layer is not None else {}).items():  # plain attributes (layer_idx, ...)
+            if not k.startswith('_') and k != 'training' and not callable(v): self.__dict__[k] = v
+        self.i, self.n, self.rec, self.tmpl = i, n, rec, tmpl
+    def forward(self, *args, **kwargs):
+        if args: x, key = args[0], None
+        else: key = next(k for k, v in kwargs.items() if isinstance(v, torch.Tensor)); x = kwargs[key]
+        kwargs = {k: None if type(v).__name__.endswith('Cache') else v for k, v in kwargs.items() if k != key}
+        self.rec.append((x, (key, args[1:], kwargs)))
+        if self.i == self.n - 1: raise _Stop()
+        return _fake(self.tmpl, x)
+
+def _with(root, path, leaf, drop=()):
+    first, _, rest = path.partition('.')
+    s = _shell(root, (first, *drop))
+    s.add_module(first, leaf if not rest else _with(getattr(root, first), rest, leaf))
+    return s
+
+def capture_shell(root:nn.Module, path:str, st:Structure, drop=())->nn.Module:
+    "A shell of `root` (weights shared, `drop` left out) whose stack at `path` is `Capture` stand-ins."
+    stack, rec = root.get_submodule(path), []
+    caps = [Capture(i, st.n_layers, rec, st.tmpl, l) for i, l in enumerate(stack)]
+    leaf = nn.Sequential(*caps) if isinstance(stack, nn.Sequential) else nn.ModuleList(caps)
+    s = _with(root, path, leaf, drop)
+    s._captured = rec
+    return s
+
+def run_captured(shell:nn.Module, fn)->tuple:
+    "(X0, [kw of each layer]): run fn() (the shell's forward) to its stack, collecting what the layers get."
+    rec = shell._captured; rec.clear()
+    try: fn()
+    except _Stop: pass
+    else: raise RuntimeError("the forward did not reach its last layer")
+    out = (rec[0][0], [kw for _, kw in rec]); rec.clear()
+    return out

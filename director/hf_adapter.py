@@ -1,4 +1,4 @@
-"""One generic adapter for every Hugging Face encoder, decoder and ViT-style classifier whose layers are attention + MLP at one width, re-cut from the model's own modules
+"""One generic adapter for every Hugging Face encoder, decoder and ViT-style classifier whose layers are attention + MLP at one width, re-cut from the model's own modules: described by family, or recognised by its structure and verified
 
 Docs: https://director-uq.github.io/director/hf_adapter.html.md"""
 
@@ -7,7 +7,7 @@ Docs: https://director-uq.github.io/director/hf_adapter.html.md"""
 # %% auto #0
 __all__ = ['BERT', 'ROBERTA', 'ELECTRA', 'DISTILBERT', 'ALBERT', 'DEBERTA_V2', 'MODERNBERT', 'GPT2', 'LLAMA', 'VIT',
            'DEIT_TEACHER', 'DINOV2', 'BEIT', 'HF_FAMILIES', 'HFFamily', 'Parts', 'register_hf_family', 'hf_family',
-           'HFEmbed', 'HFHead', 'HFAdapter', 'hf_refusal']
+           'HFEmbed', 'HFHead', 'HFAdapter', 'hf_refusal', 'hf_probe_batch', 'infer_hf_family']
 
 # %% ../nbs/10b_hf_adapter.ipynb #6e8e061c
 import copy, inspect, re
@@ -16,8 +16,11 @@ from typing import Callable
 import torch
 from torch import nn
 from fastcore.basics import patch
-from .core import check_type, check_value
-from .adapter import Adapter, UnsupportedModelError, HOWTO_URL, check_input, _image_batch, _text_batch, _shell, _opts
+from .core import check_type, check_value, eval_mode
+from .adapter import (Adapter, UnsupportedModelError, EquivalenceError, CutError, HOWTO_URL,
+                              check_input, _image_batch, _text_batch, _shell, _opts, _main, find_cut,
+                              find_structure, trace_layer, attn_half, mlp_half, capture_shell, run_captured,
+                              low_precision)
 
 # %% ../nbs/10b_hf_adapter.ipynb #6d043896
 @dataclass
@@ -338,11 +341,13 @@ def _hf_opts(fam, L, opts, family):
 
 # %% ../nbs/10b_hf_adapter.ipynb #b78c9556
 class HFAdapter(Adapter):
-    "Adapter for a Hugging Face classifier described in `HF_FAMILIES` (families 'hf_encoder', 'hf_decoder', 'hf_vit')."
+    "Adapter for a Hugging Face classifier, described or recognised ('hf_encoder', 'hf_decoder', 'hf_vit')."
     def __init__(self, model:nn.Module, # a *ForSequenceClassification / *ForImageClassification model
+                 description:HFFamily|str|None=None, # None: the registered one, else ('structure') recognised
                  **opts): # last_k (re-cut only the last k layers); interpolate_pos_encoding for images
-        fam = hf_family(model)
-        if fam is None: raise hf_refusal(model)
+        fam = description if description is not None else hf_family(model)
+        inferred = fam is None or fam == 'structure'
+        if inferred: fam = infer_hf_family(model)
         if why := fam.unsupported(model): raise UnsupportedModelError(f"{type(model).__name__} cannot be re-cut: {why}. See {HOWTO_URL}")
         self.fam, cfg, self.layers = fam, model.config, fam.layers(model)
         self.family = 'hf_vit' if fam.kind == 'image' else f'hf_{fam.kind}'
@@ -351,6 +356,7 @@ class HFAdapter(Adapter):
         k, ipe = opts['last_k'], opts.get('interpolate_pos_encoding', False)
         self.first, self.parts, spec = len(self.layers) - k, Parts(model, fam.parts, ipe), fam.spec(cfg, opts)
         super().__init__(model, HFEmbed(model, fam, self.first, spec, ipe), HFHead(model, fam), k, cfg.hidden_size, cfg.num_labels, opts, spec)
+        self.verified = self._verify_inferred() if inferred else None  # a found description is verified
     def step(self, X, t, ctx):
         self._check_step(X, t)
         j = self.first + t - 1
@@ -368,6 +374,15 @@ def forward_original(self:HFAdapter, batch)->torch.Tensor:
     return self.model(**{k: v for k, v in _text_batch(batch).items() if k in keys}).logits
 
 @patch
+def _verify_inferred(self:HFAdapter)->float:
+    "Max abs difference on the model's probe batch; `UnsupportedModelError` if above 1e-5."
+    try: d = self.verify(hf_probe_batch(self.model))
+    except EquivalenceError as e: d = e
+    if isinstance(d, float) and d <= 1e-5: return d
+    name = type(self.model).__name__
+    raise UnsupportedModelError(f"{name} cannot be re-cut with these options: {d}. See {HOWTO_URL}")
+
+@patch
 def backbone_config(self:HFAdapter)->dict:
     "The class name, config, attention implementation and dtype that rebuild the backbone."
     return _hf_config(self.model)
@@ -383,14 +398,20 @@ def embed_module(self:HFAdapter)->nn.Module:
 def _head_class(prefix):
     for k, f in HF_FAMILIES.items():
         if k.split('For')[0] == prefix: return k
-    return None
+    import transformers
+    heads = (prefix + s for s in ('ForSequenceClassification', 'ForImageClassification'))
+    return next((h for h in heads if hasattr(transformers, h)), None)
+
+def _stages(cfg):
+    "Whether a config describes stages of several depths or widths (Swin, ConvNeXt, ...)."
+    sizes = (getattr(cfg, a, None) for a in ('depths', 'hidden_sizes'))
+    return any(isinstance(s, (list, tuple)) and len(s) > 1 for s in sizes)
 
 def hf_refusal(model)->UnsupportedModelError:
     "The error for a Hugging Face model `HFAdapter` cannot re-cut, saying why and what to pass instead."
     name, cfg = type(model).__name__, getattr(model, 'config', None)
     prefix = re.sub(r'(Model|LMHeadModel|For[A-Z]\w*)$', '', name)
-    stages = [getattr(cfg, a, None) for a in ('depths', 'hidden_sizes')]
-    if any(isinstance(s, (list, tuple)) and len(s) > 1 for s in stages):
+    if _stages(cfg):
         why = (f"{name} is hierarchical: its stages (depths {getattr(cfg, 'depths', None)}) merge tokens and change the width, so "
                "there is no single state of one width for one transition kernel to carry. DIRECTOR re-cuts models whose "
                "layers are attention + MLP at one hidden size (ViT, DeiT, BEiT, DINOv2, BERT-style encoders, decoders)")
@@ -399,6 +420,140 @@ def hf_refusal(model)->UnsupportedModelError:
         auto = 'AutoModelForImageClassification' if head.endswith('ImageClassification') else 'AutoModelForSequenceClassification'
         why = f"{name} is {kind}; pass {head} instead (e.g. transformers.{auto}.from_pretrained(path, num_labels=n_classes))"
     else:
-        why = (f"{name} has no family description; if its layers are attention + MLP at one width, describe it with "
-               "director.hf_adapter.register_hf_family, else subclass director.adapter.Adapter")
+        why = (f"{name} is not a sequence or image classifier (a ...ForSequenceClassification or "
+               "...ForImageClassification model); for another model, subclass director.adapter.Adapter")
     return UnsupportedModelError(f"{why}. See {HOWTO_URL}")
+
+# %% ../nbs/10b_hf_adapter.ipynb #27692a15
+def hf_probe_batch(model:nn.Module, seed:int=0):
+    "A batch from a Hugging Face classifier's config: images of its size, or ids with right and left padding."
+    cfg, g = model.config, torch.Generator().manual_seed(seed)
+    dev = next(model.parameters()).device
+    if getattr(model, 'main_input_name', 'input_ids') == 'pixel_values':
+        s = cfg.image_size if isinstance(cfg.image_size, (list, tuple)) else (cfg.image_size,) * 2
+        return torch.randn(2, cfg.num_channels, *s, generator=g).to(dev)
+    V, pad = cfg.vocab_size, getattr(cfg, 'pad_token_id', None)
+    P = getattr(cfg, 'max_position_embeddings', None) or 64
+    T = getattr(cfg, 'segment_means_seq_len', None) or max(4, min(8, P - (pad or 0) - 2))  # Nystromformer
+    ids, mask = torch.randint(0, V, (3, T), generator=g), torch.ones(3, T, dtype=torch.long)
+    if pad is None: ids, mask = ids[:1], mask[:1]  # without a padding token a decoder takes one sequence
+    else:
+        ids[ids == pad] = (pad + 1) % V
+        mask[1, T - 2:] = 0; mask[2, :2] = 0; ids[mask == 0] = pad
+    return dict(input_ids=ids.to(dev), attention_mask=mask.to(dev))
+
+# %% ../nbs/10b_hf_adapter.ipynb #df0fe06f
+class _Indexed(nn.Module):
+    "Layer `i` of a stack (its index tells the generic description which captured arguments are its own)."
+    def __init__(self, layer, i): super().__init__(); self.layer, self.i = layer, i
+
+def _base_inputs(base, b, kind, ipe=False):
+    sig = inspect.signature(base.forward).parameters
+    if kind != 'image': kw = {k: v for k, v in b.items() if k in sig}
+    else: kw = dict(pixel_values=_image_batch(b), **(dict(interpolate_pos_encoding=True) if ipe else {}))
+    return dict(kw, use_cache=False) if 'use_cache' in sig else kw
+
+def _kind(model, b):
+    "'image'; 'decoder' if changing the last token leaves the earlier states (causal); else 'encoder'."
+    if getattr(model, 'main_input_name', 'input_ids') == 'pixel_values': return 'image'
+    base, ids = model.base_model, b['input_ids'][:1].clone()
+    with torch.no_grad():
+        a = _main(base(**_base_inputs(base, dict(input_ids=ids), 'text')))
+        ids[0, -1] = (ids[0, -1] + 1) % model.config.vocab_size
+        z = _main(base(**_base_inputs(base, dict(input_ids=ids), 'text')))
+    return 'decoder' if torch.allclose(a[:, :-1], z[:, :-1], rtol=1e-4, atol=1e-5) else 'encoder'
+
+def _pos_table(model, names):
+    "Tokens a learned position table holds (RoBERTa-style ones start after the padding index), else None."
+    for n in names:
+        for s, m in model.get_submodule(n).named_modules():
+            if isinstance(m, nn.Embedding) and re.search(r'position|wpe', f'{n}.{s}'.rsplit('.', 1)[-1]):
+                return m.num_embeddings - (m.padding_idx + 1 if m.padding_idx is not None else 0)
+    return None
+
+def _structural_family(model, kind, st, cut, pool, P, ipe_ok):
+    "The generic description: the model's forward up to its layers, layers cut at `cut`, its head modules."
+    base = model.base_model
+    bp = next(n for n, m in model.named_modules() if m is base)
+    rel = lambda n: n[len(bp) + 1:] if bp else n
+    drop = [rel(n) for n in st.post if (not bp or n.startswith(bp + '.')) and '.' not in rel(n)]
+    heads = {f'head{i}': n for i, n in enumerate(st.post)}
+    def embed(p, b):
+        X, kws = run_captured(p.shell, lambda: p.shell(**_base_inputs(p.shell, b, kind, p.ipe)))
+        ctx = dict(mask=None if kind == 'image' else b['attention_mask'].bool(), layer_kw=kws)
+        if kind == 'decoder': ctx['last_idx'] = _last_idx(b['input_ids'], p.cfg.pad_token_id)
+        return X, ctx
+    def head(p, H, ctx):
+        for n in heads: H = _main(getattr(p, n)(H))
+        if H.ndim == 3 and pool != 'all': H = H[:, 0]
+        if H.ndim != 2: raise ValueError(f"the head modules {list(heads.values())} do not pool the tokens")
+        return H
+    def spec(cfg, opts):
+        if opts.get('interpolate_pos_encoding') and not ipe_ok:
+            raise ValueError(f"{type(model).__name__} does not take interpolate_pos_encoding")
+        if kind == 'image': return _img_spec()(cfg, opts)
+        return dict(kind='text', vocab_size=cfg.vocab_size, max_len=P)
+    return HFFamily(kind, lambda m: [_Indexed(l, i) for i, l in enumerate(m.get_submodule(st.path))],
+                    dict(shell=lambda m: capture_shell(m.base_model, rel(st.path), st, drop), **heads), embed,
+                    lambda p, l, X, ctx: attn_half(l.layer, cut, X, ctx['layer_kw'][l.i]),
+                    lambda l, X: mlp_half(l.layer, cut, X), head, pool=lambda cfg: pool, spec=spec)
+
+# %% ../nbs/10b_hf_adapter.ipynb #f93cb11a
+_CLASSIFIER = re.compile(r'For(Sequence|Image)Classification')
+
+def _registration(model, kind, st, calls=None):
+    "The how-to's registration of `model`'s class, with its own module names filled in."
+    like = dict(encoder='BERT', decoder='LLAMA', image='VIT')[kind]
+    seq = ' -> '.join(f'l.{c}' for c in calls) if calls else "the layer's attention, norms and MLP"
+    pre, post = ', '.join(st.pre) or '?', ', '.join(st.post) or '?'
+    return (f"register_hf_family('{type(model).__name__}', replace({like},\n"
+            f"    layers=lambda m: list(m.{st.path}),\n"
+            f"    parts=dict(...),  # its embedding ({pre}) and head ({post})\n"
+            f"    attn=lambda p, l, X, ctx: ...,  # X_t: attention + residual + norms of {seq}\n"
+            f"    mlp=lambda l, X: ...,  # the rest of the layer from X_t\n"
+            f"    head=lambda p, H, ctx: ...))  # {' -> '.join(st.post) or 'norm, pooling, classifier'}")
+
+def _short(e): return re.sub(r'^HFAdapter: the re-partitioned path |\s*\(rtol=.*$', '', str(e))
+
+def _refuse(name, what, how=''):
+    return UnsupportedModelError(f"{name} has no family description, and {what}{how}See {HOWTO_URL}")
+
+def infer_hf_family(model:nn.Module, # a Hugging Face sequence or image classifier
+                    batch=None)->HFFamily: # the probe (default: `hf_probe_batch(model)`)
+    "A description of `model` from its structure, verified on `batch`; `UnsupportedModelError` (why) if none."
+    name = type(model).__name__
+    if not _CLASSIFIER.search(name) or _stages(model.config): raise hf_refusal(model)
+    if why := low_precision(model):
+        raise UnsupportedModelError(f"{name} is not recognised: {why}. See {HOWTO_URL}")
+    b = hf_probe_batch(model) if batch is None else batch
+    with eval_mode(model), torch.no_grad(): return _infer(model, name, b)
+
+def _infer(model, name, b):
+    st, layer0 = None, None
+    try:
+        kind = _kind(model, b)
+        st = find_structure(model, lambda: model(pixel_values=b) if kind == 'image' else model(**b))
+        fam0 = _structural_family(model, kind, st, None, 'first', None, False)
+        X, ctx = fam0.embed(Parts(model, fam0.parts), b if kind == 'image' else _text_batch(b))
+        layer0 = model.get_submodule(st.path)[0]
+        cut = find_cut(layer0, X, ctx['layer_kw'][0])
+    except CutError as e:
+        if e.reason != 'no_cut':
+            raise UnsupportedModelError(f"{name} cannot be re-cut: {e}. See {HOWTO_URL}") from None
+        calls = [c.name for c in trace_layer(layer0, X, ctx['layer_kw'][0])[0]]
+        raise _refuse(name, f"none found from its modules reproduces its layers ({e})",
+                      f"; describe it:\n{_registration(model, kind, st, calls)}\n") from None
+    except Exception as e:
+        how = f"; describe it:\n{_registration(model, kind, st)}\n" if st is not None else '. '
+        raise _refuse(name, f"its structure could not be read ({type(e).__name__}: {e})", how) from None
+    P = None if kind == 'image' else _pos_table(model, st.pre)
+    ipe_ok = 'interpolate_pos_encoding' in inspect.signature(model.base_model.forward).parameters
+    fails = []
+    for pool in (('last' if kind == 'decoder' else 'first'), 'all'):
+        fam = _structural_family(model, kind, st, cut, pool, P, ipe_ok)
+        try:
+            if (d := HFAdapter(model, description=fam).verify(b)) <= 1e-5: return fam
+            fails.append(f'{pool} rows: differs by up to {d:.3g}')
+        except Exception as e: fails.append(f'{pool} rows: {_short(e)}')
+    raise _refuse(name, f"none found from its modules reproduces its logits ({'; '.join(fails)})",
+                  f"; describe it:\n{_registration(model, kind, st)}\n")
