@@ -126,6 +126,13 @@ def freeze_embed_head(self:Director, frozen:bool=True):
     "Freeze (or unfreeze) the copied embedding and head; the kernel stays trainable."
     for p in (*self.embed.parameters(), *self.head.parameters()): p.requires_grad_(not frozen)
     self.frozen_embed_head = frozen
+    return self.train(self.training)
+
+@patch
+def train(self:Director, mode:bool=True):
+    "Set training mode; a frozen copied embedding and head stay in eval mode (no dropout): they compute the frozen model's own features."
+    nn.Module.train(self, mode)
+    if self.frozen_embed_head: self.embed.eval(); self.head.eval()
     return self
 
 # %% ../nbs/14_model.ipynb #fa44d246
