@@ -221,12 +221,14 @@ def step(self:DirectorLoss, director, # a `director.model.Director` (normally in
     "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
     c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
     logits, steps, need = None, [] if fr else None, c.lam_ce > 0 or fr
-    start = None
+    b = 0
     if need and c.branch == 'sampled':  # one branch point per batch (from `generator`: the same for every micro-batch)
         b = int(torch.randint(0, director.n_steps, (1,), generator=generator))
-        start = (b, tr.xs[b]) if b else None
+    # from a frozen state of the traces: X_b, or X_0 when the frozen embedding would only compute it again
+    start = (b, tr.xs[b]) if b or getattr(director, 'frozen_embed_head', False) else None
     if need and (fr or c.n_rollouts > 1 or start):
-        logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows, start=start)
+        logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows, start=start,
+                                  ctx=None if start is None else tr.ctx)
     elif need: logits = director(batch, generator, rows)  # the paper's estimate: one rollout
     mus, sigmas = director.teacher_forced(tr.xs, tr.ctx)
     free = None

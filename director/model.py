@@ -297,13 +297,14 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
             seeds:list|None=None, # one seed per example: its noise then depends on nothing else (overrides `generator`)
             novelty_std:torch.Tensor|None=None, # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
             rows:tuple|None=None, # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
-            start:tuple|None=None # (b, X_b): start at step b from the state X_b (B, N, d), e.g. the frozen model's
+            start:tuple|None=None, # (b, X_b): start at step b from the state X_b (B, N, d), e.g. the frozen model's
+            ctx:dict|None=None # with `start`: the batch's context (mask), so the embedding is not run again
            )->torch.Tensor:
     "Logits (S, B, C) of S sampled rollouts, batched: embed once, S*B rows chunked to `max_rows`."
     n = _check_n(n_samples)
     if max_rows is not None: self.chunk_rows('cpu', max_rows)
     batch = self.check_batch(batch)
-    X0, ctx = self.embed(batch)
+    X0, ctx = (start[1], ctx) if start is not None and ctx is not None else self.embed(batch)
     nrows, seeds = self.chunk_rows(X0.device, max_rows), _check_seeds(seeds, X0.shape[0])
     self._finite(X0, 0, 'embedding X0')
     t0 = 0
