@@ -11,6 +11,7 @@ __all__ = ['halves', 'branch_study', 'branch_table']
 import json, time, shlex, sys
 from pathlib import Path
 import numpy as np
+import pandas as pd
 import torch
 from torch.utils.data import DataLoader, Subset
 from ..core import check_type, check_value, atomic_write, env_info, git_state, repo_root, seed_everything
@@ -99,9 +100,8 @@ def branch_study(setup:str='digits', # an ablation setup (`director.bench.ablati
     return rec
 
 # %% ../../nbs/bench/branch.ipynb #aa833ca7
-def branch_table(rec:dict)->'pd.DataFrame':
+def branch_table(rec:dict)->pd.DataFrame:
     "Mean over seeds of each setting of a `branch_study` record, in % (NLL in nats) and × MLE, sorted by NLL."
-    import pandas as pd
     df = pd.DataFrame(rec['rows'])
     name = lambda r: r['method'] if r['method'] != 'director' else f"director, {r['train']}, b={int(r['branch'])}, S={int(r['S'])}"
     df['setting'] = df.apply(name, axis=1)
