@@ -302,19 +302,11 @@ def fit_posthoc(d:Director, vdl, # the distilled DIRECTOR and a validation loade
     "The post-hoc fit `recipe` on validation; the recommended one mixes in the frozen model and adds the novelty noise (κ by budget) and the novelty temperature (β by budget), leaving out, with a warning, a part whose scale cannot be fitted. A refused fit keeps the model, with a warning; returns what was fitted."
     if parts is not None: return _fit_parts(d, vdl, check_posthoc(parts), n_samples, seed)
     check_value('recipe', recipe in POSTHOC_RECIPES, recipe, f'one of {POSTHOC_RECIPES}')
+    if recipe == 'novelty_fit+novelty_temp+anchor':  # the recommended parts, named as in the records
+        got = _fit_parts(d, vdl, RECOMMENDED_POSTHOC, n_samples, seed)
+        return '+'.join({v: k for k, v in _PART_OF.items()}.get(p, p) for p in got) if got else 'refused'
     kw = dict(n_samples=n_samples, seed=seed)
     try:
-        if recipe == 'novelty_fit+novelty_temp+anchor':
-            parts = list(_NOVELTY_PARTS)
-            while True:  # a novelty part whose scale cannot be fitted is left out, with a warning, and the rest refitted
-                try:
-                    d.calibrate(vdl, tau=False, temperature=False, anchor=True, **{k: v for *_, o in parts for k, v in o.items()}, **kw)
-                    return '+'.join([p[0] for p in parts] + ['anchor'])
-                except CalibrationError as e:
-                    hit = next((p for p in parts if e.param in p[2]), None)
-                    if hit is None: raise
-                    parts.remove(hit)
-                    warnings.warn(f"the {hit[1]} is left out of the post-hoc fit (the rest is still fitted): {e}", stacklevel=2)
         if recipe == 'anchor': d.calibrate(vdl, tau=False, temperature=False, anchor=True, **kw); return 'anchor'
         try: d.calibrate(vdl, **kw); return 'tau+temperature'
         except CalibrationError as e:

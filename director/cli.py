@@ -954,13 +954,13 @@ def run_calibrate(job:dict, # from `prepare_calibrate`
                   progress:bool=True, command:str='director calibrate')->dict:
     "Calibrate, compare, and write the run (results.json, report.md, reliability.png, the DIRECTOR with its \
 processor) to `out` as one unit: into a staging folder, then moved in by `publish_run`."
-    from director.api import METHOD_LABELS, calibrate, compare, save_director
+    from director.api import METHOD_LABELS, RECOMMENDED_POSTHOC, calibrate, compare, save_director
     from director.metrics import scaled, save_fig
     quiet, L, times, data = not progress, job['loaders'], {}, job['data']
     over = dict(seed=seed, progress=progress, device=str(job['device']),
                 **({} if epochs is None else dict(epochs=epochs)),
                 **({} if job.get('last_k') is None else dict(last_k=job['last_k'])))
-    posthoc = job.get('posthoc', ('anchor', 'novelty_noise', 'novelty_temperature'))
+    posthoc = job.get('posthoc', RECOMMENDED_POSTHOC)
     out = prepare_out(out)
     with write_lock(out, inside=True):  # re-entrant: `cmd_calibrate` holds it already
         clean_run_leftovers(out)

@@ -210,16 +210,11 @@ class DirectorLoss:
 
 # %% ../nbs/15_loss.ipynb #887936b8
 @patch
-def step(self:DirectorLoss, director, # a `director.model.Director` (normally in training mode)
-         tr, # the teacher's traces of `batch` (`adapter.traces(batch)`: xs, means, stds, ctx)
-         batch, # the inputs, as the adapter expects
-         y:torch.Tensor, # (B,) labels
-         generator:torch.Generator|None=None, # seeds the rollouts' noise (None: torch's global generator)
-         rows:tuple|None=None, # (offset, total) of a micro-batch in its batch: it draws its rows of the batch's noise
-         scale:tuple|None=None # (token share, example share) of a micro-batch: the weights of its terms
-        )->tuple[torch.Tensor, dict]:
-    "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
-    c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
+def rollouts(self:DirectorLoss, director, tr, batch, # as in `step`
+             generator:torch.Generator|None=None, rows:tuple|None=None # as in `step`
+            )->tuple:
+    "`(logits, steps)` of the training rollouts of L2 (and of the free σ term): None where the objective needs none."
+    c = self.cfg; fr = c.sigma_target == 'free'
     logits, steps, need = None, [] if fr else None, c.lam_ce > 0 or fr
     b = 0
     if need and c.branch == 'sampled':  # one branch point per batch (from `generator`: the same for every micro-batch)
@@ -230,6 +225,20 @@ def step(self:DirectorLoss, director, # a `director.model.Director` (normally in
         logits = director.rollout(batch, c.n_rollouts, generator, steps=steps, rows=rows, start=start,
                                   ctx=None if start is None else tr.ctx)
     elif need: logits = director(batch, generator, rows)  # the paper's estimate: one rollout
+    return logits, steps
+
+@patch
+def step(self:DirectorLoss, director, # a `director.model.Director` (normally in training mode)
+         tr, # the teacher's traces of `batch` (`adapter.traces(batch)`: xs, means, stds, ctx)
+         batch, # the inputs, as the adapter expects
+         y:torch.Tensor, # (B,) labels
+         generator:torch.Generator|None=None, # seeds the rollouts' noise (None: torch's global generator)
+         rows:tuple|None=None, # (offset, total) of a micro-batch in its batch: it draws its rows of the batch's noise
+         scale:tuple|None=None # (token share, example share) of a micro-batch: the weights of its terms
+        )->tuple[torch.Tensor, dict]:
+    "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
+    c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
+    logits, steps = self.rollouts(director, tr, batch, generator, rows)
     mus, sigmas = director.teacher_forced(tr.xs, tr.ctx)
     free = None
     if fr:

@@ -136,10 +136,7 @@ def distill_step(director:Director, # the DIRECTOR, in training mode
     batch, y = ph('data', lambda: split_batch(fetch()))
     ph('optimizer', opt.zero_grad, set_to_none=True)
     tr = ph('traces', adapter.traces, batch)
-    logits = None
-    if c.lam_ce > 0:  # the rollouts of L2: one (the paper's estimate) or n_rollouts
-        if c.n_rollouts == 1: logits = ph('rollout', director, batch)
-        else: logits = ph('rollout', director.rollout, batch, c.n_rollouts)
+    logits, _ = ph('rollout', loss_fn.rollouts, director, tr, batch)  # the rollouts of L2, exactly as `DirectorLoss.step`
     mus, sigmas = ph('teacher_forced', director.teacher_forced, tr.xs, tr.ctx)
     loss, parts = ph('loss', loss_fn, mus, sigmas, tr.means, tr.stds, logits, y, (tr.ctx or {}).get('mask'))
     ph('backward', loss.backward)
