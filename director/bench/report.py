@@ -174,10 +174,15 @@ def results_table(records:list, # records from `load_records` / `run_bench`
     return tab
 
 # %% ../../nbs/bench/report.ipynb #95c9201c
+def _x_mle(records:list):
+    "rel(r): record r's inference time per example over its seed's MLE's (same variant and split), NaN where either is missing."
+    key = lambda r: (r.get('variant'), r.get('split'), r['seed'])
+    base = {key(r): r.get('throughput') for r in records if r['method'] == 'mle'}
+    return lambda r: (base.get(key(r)) or np.nan) / (r.get('throughput') or np.nan)
+
 def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
     "Cost columns averaged over seeds: parameters, fit time, inference throughput, inference time per example relative to the seed's MLE (timed in the same run), peak memory, S, device."
-    rows, base = {}, {(r.get('variant'), r.get('split'), r['seed']): r.get('throughput') for r in records if r['method'] == 'mle'}
-    rel = lambda r: (base.get((r.get('variant'), r.get('split'), r['seed'])) or np.nan) / (r.get('throughput') or np.nan)
+    rows, rel = {}, _x_mle(records)
     for key, rs in _groups(records, by).items():
         mem = lambda k: np.nanmean([((r.get('peak_memory') or {}).get(k) or np.nan) for r in rs]) / 2**20
         rows[key] = {'params': rs[0].get('n_params'), 'S': rs[0].get('n_samples') or 1, 'fit time (s)': np.nanmean([r.get('train_time_s') or np.nan for r in rs]),
@@ -221,11 +226,9 @@ def plot_tradeoff(records:list, x:str='acc', y:str='ece', by:str='method', ax=No
 # %% ../../nbs/bench/report.ipynb #bc16116d
 def relative_cost(records:list)->dict:
     "{method: [inference time per example / the same seed's MLE, one per seed]} from the records' throughputs (timed in the run)."
-    base = {(r.get('variant'), r.get('split'), r['seed']): r.get('throughput') for r in records if r['method'] == 'mle'}
-    out = {}
+    rel, out = _x_mle(records), {}
     for r in records:
-        b, t = base.get((r.get('variant'), r.get('split'), r['seed'])), r.get('throughput')
-        if b and t: out.setdefault(r['method'], []).append(b / t)
+        if np.isfinite(v := rel(r)): out.setdefault(r['method'], []).append(float(v))
     return out
 
 def plot_quality_cost(records:list, # records of one benchmark, with the MLE of each seed
