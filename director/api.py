@@ -26,6 +26,7 @@ from .core import check_type, check_value, check_loader, split_batch, to_device
 from .backbones import build_backbone
 from .repartition import adapt
 from .model import Director, CalibrationError, check_replaceable, _hash_into
+from .posthoc import PosthocLayer, Part
 from .train import TrainConfig, DistillConfig, PRESETS, distill, gather_predictions
 from .baselines import METHODS, MLE, TemperatureScaling, MCDropout, LastLayerLaplace
 from .metrics import evaluate, scaled, paper_table, paired_bootstrap, reliability_diagram
@@ -256,42 +257,33 @@ def preset_for(ad)->str:
 
 NOVELTY_BUDGET = 0.25 # the share of the validation NLL lead over the temperature-scaled frozen model that κ (and, after it, β) may spend
 POSTHOC_RECIPES = ('novelty_fit+novelty_temp+anchor', 'anchor', 'tau+temperature') # what `fit_posthoc` can fit; the first is the recommended `director`
-_NOVELTY_PARTS = (('novelty_fit', 'novelty noise', ('novelty_scale', 'novelty_thresholds'), dict(novelty=True, novelty_budget=NOVELTY_BUDGET)),
-                  ('novelty_temp', 'novelty temperature', ('novelty_temp_scale', 'novelty_temp_rescale', 'novelty_temp_threshold'), dict(novelty_temp=True)))
-
 POSTHOC_PARTS = ('temperature', 'anchor', 'novelty_noise', 'novelty_temperature') # what `calibrate(posthoc=)` can fit
 RECOMMENDED_POSTHOC = ('anchor', 'novelty_noise', 'novelty_temperature') # the recommended `director`'s parts
 _PART_OF = dict(novelty_fit='novelty_noise', novelty_temp='novelty_temperature')
 
-def check_posthoc(posthoc # part names from `POSTHOC_PARTS` (a tuple, or one name)
+def check_posthoc(posthoc # parts: names from `POSTHOC_PARTS` or `director.posthoc.Part` objects (a tuple, or one)
                  )->tuple:
-    "The post-hoc parts asked for, checked before any work: known names, no repeats; () fits nothing."
-    if isinstance(posthoc, str): posthoc = (posthoc,)
+    "The post-hoc parts asked for, checked before any work: known names or `Part` objects, no repeats; () fits nothing."
+    if isinstance(posthoc, (str, Part)): posthoc = (posthoc,)
     check_type('posthoc', posthoc, (tuple, list), f'a tuple of parts from {POSTHOC_PARTS}')
-    bad = [p for p in posthoc if p not in POSTHOC_PARTS]
-    check_value('posthoc', not bad, bad, f'parts from {POSTHOC_PARTS}, e.g. posthoc={RECOMMENDED_POSTHOC}')
-    check_value('posthoc', len(set(posthoc)) == len(posthoc), tuple(posthoc), 'parts without repeats')
+    bad = [p for p in posthoc if not (p in POSTHOC_PARTS or isinstance(p, Part))]
+    check_value('posthoc', not bad, bad, f'parts from {POSTHOC_PARTS} (or `director.posthoc.Part` objects), '
+                f'e.g. posthoc={RECOMMENDED_POSTHOC}')
+    names = [p if isinstance(p, str) else p.name for p in posthoc]
+    check_value('posthoc', len(set(names)) == len(names), tuple(names), 'parts without repeats')
     return tuple(posthoc)
 
 def _fit_parts(d, vdl, parts:tuple, n_samples:int, seed:int)->tuple:
-    "Fit `parts` (checked) on validation; the logit temperature always (inside the anchor's fit when anchored)."
-    need = [p for p in parts if p != 'temperature'] + (['the branch point'] if d.branch else [])
-    check_value('teacher', not need or d.has_teacher, None, f"attached for {', '.join(need)}: call `d.attach_teacher(adapt(model))` "
-                "with the model this DIRECTOR was distilled from, or leave these parts out")
-    d.spec.pop('calibration', None)  # the parts asked for are the whole post-hoc layer: earlier fits are dropped
+    "Fit the post-hoc layer of `parts` (checked) on validation (`director.posthoc.PosthocLayer.fit`); the names fitted."
+    layer = PosthocLayer(parts)
+    need = [p.title for p in layer.parts if p.needs_frozen()] + (['the branch point'] if d.branch else [])
+    check_value('teacher', not need or d.has_teacher, None, f"attached for the {', '.join(need)}: call "
+                "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from, or leave these parts out")
+    d.spec.pop('calibration', None); d.posthoc = None  # the parts asked for are the whole post-hoc layer
     if not parts: return ()
-    anchor, nov, kw = 'anchor' in parts, [p for p in _NOVELTY_PARTS if _PART_OF[p[0]] in parts], dict(n_samples=n_samples, seed=seed)
-    try:
-        while True:  # a novelty part whose scale cannot be fitted is left out, with a warning, and the rest refitted
-            try:
-                d.calibrate(vdl, tau=False, temperature=not anchor, anchor=anchor, **{k: v for *_, o in nov for k, v in o.items()}, **kw)
-                return tuple(_PART_OF[p[0]] for p in nov) + (('anchor',) if anchor else ('temperature',))
-            except CalibrationError as e:
-                hit = next((p for p in nov if e.param in p[2]), None)
-                if hit is None: raise
-                nov.remove(hit)
-                warnings.warn(f"the {hit[1]} is left out of the post-hoc fit (the rest is still fitted): {e}", stacklevel=3)
+    try: layer.fit(d, vdl, n_samples, seed)
     except CalibrationError as e: _refused(e); return ()
+    return tuple(n for n in layer.names if n != 'branch')
 
 def fit_posthoc(d:Director, vdl, # the distilled DIRECTOR and a validation loader (never the test set)
                 n_samples:int=10, # S of the fitted predictive
@@ -302,12 +294,13 @@ def fit_posthoc(d:Director, vdl, # the distilled DIRECTOR and a validation loade
     "The post-hoc fit `recipe` on validation; the recommended one mixes in the frozen model and adds the novelty noise (κ by budget) and the novelty temperature (β by budget), leaving out, with a warning, a part whose scale cannot be fitted. A refused fit keeps the model, with a warning; returns what was fitted."
     if parts is not None: return _fit_parts(d, vdl, check_posthoc(parts), n_samples, seed)
     check_value('recipe', recipe in POSTHOC_RECIPES, recipe, f'one of {POSTHOC_RECIPES}')
-    if recipe == 'novelty_fit+novelty_temp+anchor':  # the recommended parts, named as in the records
-        got = _fit_parts(d, vdl, RECOMMENDED_POSTHOC, n_samples, seed)
-        return '+'.join({v: k for k, v in _PART_OF.items()}.get(p, p) for p in got) if got else 'refused'
-    kw = dict(n_samples=n_samples, seed=seed)
+    if recipe != 'tau+temperature':  # the layer's parts; the label names them as the records do
+        got = _fit_parts(d, vdl, RECOMMENDED_POSTHOC if recipe != 'anchor' else ('anchor',), n_samples, seed)
+        label = [k for k in ('novelty_fit', 'novelty_temp', 'anchor', 'temperature') if _PART_OF.get(k, k) in got]
+        return '+'.join(label) if got else 'refused'
+    kw = dict(n_samples=n_samples, seed=seed)  # the paper's noise scale and temperature (`Director.calibrate`)
+    d.posthoc = None
     try:
-        if recipe == 'anchor': d.calibrate(vdl, tau=False, temperature=False, anchor=True, **kw); return 'anchor'
         try: d.calibrate(vdl, **kw); return 'tau+temperature'
         except CalibrationError as e:
             if e.param != 'tau': raise

@@ -71,31 +71,60 @@ class Director(nn.Module):
         return rows
 
 # %% ../nbs/14_model.ipynb #cd9684eb
+def _get_posthoc(self):
+    raw = self.spec.get('posthoc')
+    if raw is None: return None
+    from director.posthoc import PosthocLayer
+    return PosthocLayer.from_dict(raw)
+
+def _set_posthoc(self, layer):
+    if layer is None: self.spec.pop('posthoc', None); return
+    check_value('posthoc', all(hasattr(layer, a) for a in ('to_dict', 'components', 'parts')), type(layer).__name__,
+                'a `director.posthoc.PosthocLayer` or None')
+    self.spec.pop('calibration', None)  # the layer replaces any earlier post-hoc fit
+    self.spec['posthoc'] = layer.to_dict()
+    b = layer['branch']
+    if b is not None and b.branch is not None: self.spec['branch'] = b.branch
+
+Director.posthoc = property(_get_posthoc, _set_posthoc, doc="The fitted post-hoc layer (`director.posthoc.PosthocLayer`: "
+                            "typed parts, saved with the model), or None: the rollouts alone or a `calibrate` fit")
+
+def _part(self:Director, part:str, field:str, default):
+    "A field of a part of the post-hoc layer: `default` when the layer lacks the part."
+    p = self.posthoc[part]
+    return default if p is None else getattr(p, field)
+
 @patch(as_prop=True)
 def noise_scale(self:Director)->float:
     "τ, the post-hoc scale of the sampled noise (1 = as trained)."
+    if self.posthoc is not None: return 1.0
     return float((self.spec.get('calibration') or {}).get('tau', 1.0))
 
 @patch(as_prop=True)
 def temperature(self:Director)->float:
-    "T, the post-hoc logit temperature of the predictive (1 = as trained)."
+    "T, the post-hoc logit temperature of the rollouts (1 = as trained)."
+    if self.posthoc is not None: return float(_part(self, 'anchor', 'temperature', None) or _part(self, 'temperature', 'temperature', 1.0))
     return float((self.spec.get('calibration') or {}).get('temperature', 1.0))
 
 _NOVELTY_KEYS = ('novelty_thresholds', 'novelty_quantile', 'novelty_scale', 'novelty_budget')
 
 @patch(as_prop=True)
 def novelty_thresholds(self:Director)->list|None:
-    "The L per-step thresholds q_t of the novelty noise (None: no novelty noise); set by `calibrate(novelty=True)`."
+    "The L per-step thresholds q_t of the novelty noise (None: no novelty noise)."
+    if self.posthoc is not None: return _part(self, 'novelty_noise', 'thresholds', None)
     return (self.spec.get('calibration') or {}).get('novelty_thresholds')
 
 @patch(as_prop=True)
 def novelty_scale(self:Director)->float:
-    "κ, the novelty noise's variance per unit of excess step error (1 until `calibrate(novelty=True)` sets it)."
+    "κ, the novelty noise's variance per unit of excess step error (1 until it is fitted)."
+    if self.posthoc is not None: return float(_part(self, 'novelty_noise', 'scale', 1.0))
     return float((self.spec.get('calibration') or {}).get('novelty_scale', 1.0))
 
 _NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget', 'novelty_temp_rescale')
 
-def _get_branch(self)->int: return int(self.spec.get('branch', 0))
+def _get_branch(self)->int:
+    layer = self.posthoc
+    return layer.branch if layer is not None and layer['branch'] is not None else int(self.spec.get('branch', 0))
 
 def _set_branch(self, b:int):
     check_value('branch', isinstance(b, int) and not isinstance(b, bool) and 0 <= b < self.n_steps, b,
@@ -103,13 +132,16 @@ def _set_branch(self, b:int):
     check_value('branch', b == 0 or self.has_teacher, b, '0 on a DIRECTOR without its frozen model (rollouts from X_b need '
                 'the frozen model\'s pass): attach it with `attach_teacher(adapter)` first')
     self.spec['branch'] = b
+    layer = self.posthoc
+    if layer is not None and layer['branch'] is not None: layer['branch'].branch = b; self.posthoc = layer
 
 Director.branch = property(_get_branch, _set_branch, doc="b, the step at which the rollouts leave the frozen model's path: 0 = "
                            "from the embedding (the paper); b > 0 = from the frozen state X_b (steps b+1..L sampled); saved with the model")
 
 @patch(as_prop=True)
 def novelty_temp_scale(self:Director)->float:
-    "β, the novelty temperature's growth per unit of relative excess residual (0: off, until `calibrate(novelty_temp=True)` fits it)."
+    "β, the novelty temperature's growth per unit of relative excess residual (0: off, until it is fitted)."
+    if self.posthoc is not None: return float(_part(self, 'novelty_temperature', 'scale', 0.0))
     return float((self.spec.get('calibration') or {}).get('novelty_temp_scale', 0.0))
 
 
@@ -317,7 +349,7 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
     gens = _sample_gens(n, generator, X0.device, seeds)
     xgens = _shared_gens(gens) if self.kernel_cfg.noise == 'shared' else None
     if self.novelty_thresholds is not None and novelty_std is None: novelty_std = self.novelty_std(batch, max_rows)
-    nov = None if self.novelty_thresholds is None else (novelty_std, _novelty_gens(gens))
+    nov = None if novelty_std is None else (novelty_std, _novelty_gens(gens))
     k = max(1, nrows // X0.shape[0])
     first = None
     if n > 1 and not self.training and steps is None:
@@ -435,12 +467,14 @@ def has_teacher(self:Director)->bool:
 # %% ../nbs/14_model.ipynb #9f4602a1
 @patch(as_prop=True)
 def anchor_weight(self:Director)->float:
-    "w, the frozen model's weight in the predictive (0 = the rollouts alone, as in the paper); set by `calibrate(anchor=True)`."
+    "w, the frozen model's weight in the predictive (0 = the rollouts alone, as in the paper)."
+    if self.posthoc is not None: return float(_part(self, 'anchor', 'weight', 0.0))
     return float((self.spec.get('calibration') or {}).get('anchor_weight', 0.0))
 
 @patch(as_prop=True)
 def teacher_temperature(self:Director)->float:
-    "The frozen model's logit temperature inside the anchored predictive (1 until `calibrate(anchor=True)`)."
+    "The frozen model's logit temperature inside the anchored predictive (1 until the anchor is fitted)."
+    if self.posthoc is not None: return float(_part(self, 'anchor', 'teacher_temperature', 1.0))
     return float((self.spec.get('calibration') or {}).get('teacher_temperature', 1.0))
 
 _NO_TEACHER = ("this DIRECTOR's predictive is anchored on its frozen model, which is not attached: call `d.attach_teacher(adapt(model))` "
@@ -490,6 +524,7 @@ def predict_components(self:Director, batch, n_samples:int=10, generator:torch.G
                        passes:list|None=None # if a list: the call's `FrozenPass` is appended (None when it made none)
                       )->tuple:
     "(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted); weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
+    if (layer := self.posthoc) is not None: return layer.components(self, batch, n_samples, generator, max_rows, seeds, passes)
     w, nov, ntemp, b = self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0, self.branch
     fp = None
     if w > 0 or nov or ntemp or b:  # one pass of the frozen model serves the anchor, the novelty parts and the branch point
@@ -716,6 +751,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         warnings.warn("`valid_dl` holds the training data noted by `note_training_data`: parameters fitted on training data come out "
                       "over-confident; pass a held-out validation loader", UserWarning, stacklevel=2)
     dev = next(self.parameters()).device; data = [split_batch(b) for b in valid_dl]; y = torch.cat([yb for _, yb in data]).to(dev)
+    layer0 = self.spec.pop('posthoc', None)  # this fit replaces a post-hoc layer (restored if the fit is refused)
     cal0, tau0, T0 = self.spec.get('calibration'), self.noise_scale, self.temperature
     nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
@@ -755,6 +791,8 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
     finally:
         if cal0 is None: self.spec.pop('calibration', None)
         else: self.spec['calibration'] = cal0
+        if layer0 is not None: self.spec['posthoc'] = layer0
+    self.spec.pop('posthoc', None)
     if anchor: T_fit, after = T_fit * extra['anchor_scale'], extra.pop('valid_nll')
     cal = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
     if novelty_temp:
@@ -764,6 +802,7 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
         except BaseException:
             if cal0 is None: self.spec.pop('calibration', None)
             else: self.spec['calibration'] = cal0
+            if layer0 is not None: self.spec['posthoc'] = layer0
             raise
         cal['valid_nll_after'] = cal.pop('valid_nll')
         for k in ('temperature', 'teacher_temperature'):  # the refitted common scale of every component's temperature
@@ -829,6 +868,8 @@ def novelty_temperature(self:Director, batch, max_rows:int|None=None,
                        )->torch.Tensor:
     "(B,): s(x) = 1 + β·max(0, r(x)/q − 1), the per-input temperature dividing every component's logits (ones while β = 0)."
     e = errors if errors is not None else self.frozen_pass(batch, max_rows, why=_NO_TEACHER_TEMP).errors
+    if (layer := self.posthoc) is not None and layer['novelty_temperature'] is not None:
+        return layer['novelty_temperature'].divisor(e)  # its common scale c included
     r, b = e.sum(0), self.novelty_temp_scale
     if b == 0: return torch.ones_like(r)
     q = (self.spec.get('calibration') or {}).get('novelty_temp_threshold')
