@@ -96,8 +96,9 @@ def _tools(sub):
     q.add_argument('--out', default='results'); q.add_argument('--digits-ckpt', default='runs/bench/digits'); q.add_argument('--device', default=None)
     _dirty(q)
     q.add_argument('--quick', action='store_true', help='tiny sizes (smoke test)')
-    q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits', 'predictors'],
-                   help="'samples': re-run only the S-sweep of cost_latency.json; 'predictors': every method's predictor at the ViT-B/16-224 and BERT-base-128 shapes into OUT/cost/")
+    q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits', 'predictors', 'kernel-step'],
+                   help="'samples': re-run only the S-sweep of cost_latency.json; 'predictors': every method's predictor at the ViT-B/16-224 and BERT-base-128 shapes into OUT/cost/; "
+                        "'kernel-step': one kernel step against one backbone layer at those shapes")
     q = sub.add_parser('train-cost', help='seconds per epoch and peak memory of backbone training and distillation, side by side')
     q.add_argument('--setups', nargs='+', default=list(TRAIN_COST_SETUPS), choices=TRAIN_COST_SETUPS)
     q.add_argument('--epochs', type=int, default=3, help='epochs per run (the first is left out of the median)')

@@ -7,7 +7,7 @@ Docs: https://director-uq.github.io/director/bench/study.html.md"""
 # %% auto #0
 __all__ = ['TRAIN_COST_SETUPS', 'PREDICTOR_SHAPES', 'recipe_cost', 'vit_director_pair', 'latency_vs_depth', 'latency_vs_samples',
            'flops_target', 'qwen25_05b_config', 'param_study', 'accuracy_vs_samples', 'training_cost', 'train_cost',
-           'shape_model', 'predictor_cost', 'cost_study']
+           'shape_model', 'predictor_cost', 'kernel_step_cost', 'cost_study']
 
 # %% ../../nbs/bench/study.ipynb #f26ada4f
 import os, sys, copy, json, time, shlex, statistics
@@ -369,6 +369,58 @@ def predictor_cost(shapes=PREDICTOR_SHAPES, # names from `PREDICTOR_SHAPES`
                            "temperature: one pass of the frozen model, the kernel's S rollouts); TS costs what MLE does; the ensemble "
                            "is M passes of one model (the arithmetic of M members)", shapes=out)
 
+# %% ../../nbs/bench/study.ipynb #d0513cdb
+def _backbone_layer(model, name:str):
+    "One transformer layer of the random-weight classifier of `shape_model` and a call f(X, ctx) -> its output."
+    hf = getattr(model, 'hf', model)
+    if name == 'vit-b16-224': layer = hf.vit.encoder.layer[-1]; return lambda X, c: layer(X)
+    layer = hf.bert.encoder.layer[-1]
+    def f(X, c):  # BERT's additive attention mask over the real tokens
+        m = c.get('mask') if c else None
+        return layer(X, attention_mask=None if m is None else (1.0 - m[:, None, None, :].to(X.dtype)) * -1e4)
+    return f
+
+@torch.no_grad()
+def kernel_step_cost(shapes=PREDICTOR_SHAPES, # names from `PREDICTOR_SHAPES`
+                     bs:int=2, # examples per batch
+                     reps:int=5, # interleaved repetitions (median)
+                     device='cpu',
+                     bf16:bool=True, # also time each under bf16 autocast (the gain the kernel gets against the block's)
+                     gs:dict|None=None # the code's git state at the start of the run (default: now)
+                    )->dict:
+    "Per shape: seconds of one kernel step (the preset's DiT depth, and one DiT block) against one backbone layer of \
+the same width on the same hidden states, timed interleaved in this process; FLOPs; fp32 and bf16 autocast."
+    for s in check_type('shapes', shapes, (list, tuple)): check_value('shapes', s in PREDICTOR_SHAPES, s, f'names from {PREDICTOR_SHAPES}')
+    for k, v in (('bs', bs), ('reps', reps)):
+        check_value(k, isinstance(v, int) and not isinstance(v, bool) and v >= 1, v, 'an integer >= 1')
+    dev, out, gs = torch.device(device), {}, gs or git_state()
+    for name in shapes:
+        model, x, preset = shape_model(name, bs, dev)
+        cfg = DistillConfig.preset(preset)
+        ad = adapt(model, **({} if cfg.last_k is None else dict(last_k=cfg.last_k)))
+        kcs = {f'kernel_depth{cfg.depth}': cfg, **({} if cfg.depth == 1 else {'kernel_depth1': cfg.replace(depth=1)})}
+        ds = {k: Director.from_adapter(ad, kernel_cfg=c.kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))).to(dev).eval()
+              for k, c in kcs.items()}
+        X, ctx = next(iter(ds.values())).embed(x)
+        block = _backbone_layer(model, name)
+        fns = dict(backbone_layer=lambda: block(X, ctx), **{k: (lambda d=d: d.transition(X, 1, ctx)) for k, d in ds.items()})
+        res = {}
+        for regime in ('fp32', 'bf16') if bf16 else ('fp32',):
+            with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=regime == 'bf16'):
+                t = _interleaved(fns, reps, dev)
+            res[regime] = {k: dict(s=v, ratio=v / t['backbone_layer']) for k, v in t.items()}
+        fl = {k: count_flops(f) for k, f in fns.items()}
+        for k in fns:
+            res['fp32'][k]['flops_ratio'] = fl[k] / fl['backbone_layer']
+            if bf16: res['fp32'][k]['bf16_speedup'] = res['fp32'][k]['s'] / res['bf16'][k]['s']
+        out[name] = dict(preset=preset, width=ad.dim, tokens=int(X.shape[1]), kernel_depth=cfg.depth, steps=res)
+        del model, ad, ds
+    return _stamp(gs, study='kernel step cost', device=str(dev), batch=bs, reps=reps, weights='random',
+                  protocol="one kernel step (`Director.transition`: the DiT blocks and the mean and std heads) against one "
+                           "backbone layer (the model's own last layer) on the same hidden states, each timed in turn within "
+                           "every repetition after one warm-up round, in one process; median; bf16: under torch.autocast",
+                  shapes=out)
+
 # %% ../../nbs/bench/study.ipynb #089af569
 def _stamp(gs:dict|None=None, # the code's git state when the run started (default: now)
            **kw)->dict:
@@ -386,7 +438,7 @@ def cost_study(out='results', # where the cost_*.json files go
                digits_ckpt='runs/bench/digits', # trained digits DIRECTORs (`bench_digits`); trained first when missing
                device=None, # device of the latency study
                quick:bool=False, # small sizes and few repetitions (a smoke test of the whole study)
-               parts=('params', 'latency', 'digits'), # which parts to run; 'samples' re-runs only the S-sweep of `cost_latency.json` (keeps its depth sweep); 'predictors': `predictor_cost` into out/cost/
+               parts=('params', 'latency', 'digits'), # which parts to run; 'samples' re-runs only the S-sweep of `cost_latency.json` (keeps its depth sweep); 'predictors': `predictor_cost`, 'kernel-step': `kernel_step_cost` into out/cost/
                allow_dirty:bool=False # write into the checkout's results/ from uncommitted code (the diff's hash is stored)
               )->dict:
     "The cost study: parameter counts, latency/memory vs depth and vs S with the FLOP target, digits accuracy/ECE vs S and training cost."
@@ -422,4 +474,7 @@ def cost_study(out='results', # where the cost_*.json files go
     if 'predictors' in parts:
         pc = predictor_cost(('bert-base-128',), reps=1, S=2, flops=False, gs=gs) if quick else predictor_cost(device=dev, gs=gs)
         files['predictors'] = _write_json(pc, out/'cost'/f'predictors_{dev.type}.json')
+    if 'kernel-step' in parts:
+        ks = kernel_step_cost(('bert-base-128',), reps=1, gs=gs) if quick else kernel_step_cost(device=dev, gs=gs)
+        files['kernel-step'] = _write_json(ks, out/'cost'/f'kernel_step_{dev.type}.json')
     return files
