@@ -8,7 +8,7 @@ Docs: https://director-uq.github.io/director/adapter.html.md"""
 __all__ = ['HOWTO_URL', 'Traces', 'ctx_index', 'ctx_repeat', 'ctx_to', 'UnsupportedModelError', 'EquivalenceError', 'Adapter',
            'check_input', 'CutError', 'call_layer', 'trace_layer', 'LayerCut', 'attn_half', 'mlp_half', 'find_cut',
            'layer_stacks', 'model_trace', 'Structure', 'low_precision', 'find_structure', 'Capture', 'capture_shell',
-           'run_captured']
+           'run_captured', 'arch_signature', 'build_timm', 'timm_record']
 
 # %% ../nbs/10a_adapter.ipynb #95b86b78
 import copy, hashlib, json, re
@@ -568,13 +568,15 @@ class Capture(nn.Module):
         return _fake(self.tmpl, x)
 
 def _with(root, path, leaf, drop=()):
+    "A shell of `root` whose module at `path` is `leaf`, without the modules at the paths `drop` along it."
     first, _, rest = path.partition('.')
-    s = _shell(root, (first, *drop))
-    s.add_module(first, leaf if not rest else _with(getattr(root, first), rest, leaf))
+    s = _shell(root, (first, *[n for n in drop if '.' not in n]))
+    inner = [n.split('.', 1)[1] for n in drop if n.startswith(first + '.')]
+    s.add_module(first, leaf if not rest else _with(getattr(root, first), rest, leaf, inner))
     return s
 
 def capture_shell(root:nn.Module, path:str, st:Structure, drop=())->nn.Module:
-    "A shell of `root` (weights shared, `drop` left out) whose stack at `path` is `Capture` stand-ins."
+    "A shell of `root` (weights shared, paths `drop` left out) whose stack at `path` is `Capture` stand-ins."
     stack, rec = root.get_submodule(path), []
     caps = [Capture(i, st.n_layers, rec, st.tmpl, l) for i, l in enumerate(stack)]
     leaf = nn.Sequential(*caps) if isinstance(stack, nn.Sequential) else nn.ModuleList(caps)
@@ -590,3 +592,62 @@ def run_captured(shell:nn.Module, fn)->tuple:
     else: raise RuntimeError("the forward did not reach its last layer")
     out = (rec[0][0], [kw for _, kw in rec]); rec.clear()
     return out
+
+# %% ../nbs/10a_adapter.ipynb #e62933f5
+def _plain(v):
+    if isinstance(v, (tuple, list)): return all(_plain(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str))
+
+def arch_signature(model:nn.Module)->tuple:
+    "What models of one architecture share: modules (name, class, plain attributes), tensors (name, shape)."
+    mods = [(n, type(m).__qualname__, sorted((k, repr(v)) for k, v in vars(m).items()
+             if not k.startswith('_') and k != 'training' and _plain(v))) for n, m in model.named_modules()]
+    return mods, [(k, tuple(v.shape), str(v.dtype)) for k, v in model.state_dict().items()]
+
+def _timm_kwargs(model, params)->list:
+    "Candidate `create_model` arguments: plain attributes named as arguments, the sizes; then the MLP ratio."
+    skip = ('self', 'device', 'dtype')
+    kw = {p: getattr(model, p) for p in params if p not in skip and _plain(getattr(model, p, nn))}
+    put = lambda k, v: kw.__setitem__(k, v) if k in params and v is not None else None
+    pe, sts = getattr(model, 'patch_embed', None), layer_stacks(model)
+    if pe is not None:
+        put('img_size', getattr(pe, 'img_size', None)); put('patch_size', getattr(pe, 'patch_size', None))
+        put('in_chans', getattr(getattr(pe, 'proj', None), 'in_channels', None))
+    stack = model.get_submodule(sts[0]) if len(sts) == 1 else None
+    if stack is not None:
+        put('depth', len(stack))
+        heads = [m.num_heads for m in stack[0].modules() if isinstance(getattr(m, 'num_heads', None), int)]
+        put('num_heads', heads[0] if heads else None)
+    put('embed_dim', getattr(model, 'embed_dim', None) or getattr(model, 'num_features', None))
+    kw = {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()}
+    mlp = getattr(stack[0], 'mlp', None) if stack is not None else None
+    fcs = [m for m in mlp.modules() if isinstance(m, nn.Linear)] if isinstance(mlp, nn.Module) else []
+    fc = fcs[0] if fcs else None
+    if fc is None or 'mlp_ratio' not in params or not kw.get('embed_dim'): return [kw]
+    return [kw, dict(kw, mlp_ratio=fc.out_features / kw['embed_dim'])]
+
+def build_timm(record:dict, # from `timm_record`
+               device=None)->nn.Module: # where to build it ('meta': shapes only)
+    "The timm model `record` describes, with random weights; `ValueError` saying why if it cannot be rebuilt."
+    check_type('record', record, dict)
+    if record.get('name') is None:
+        raise ValueError(f"the timm model cannot be rebuilt from its record: {record.get('why', 'no name')}; "
+                         "pass the adapter of the same model (Director.load(path, adapter=adapt(model)))")
+    import timm
+    with torch.device(device or 'cpu'):
+        return timm.create_model(record['name'], pretrained=False, **record['kwargs'])
+
+def timm_record(model:nn.Module)->dict:
+    "How `timm.create_model` rebuilds `model`: dict(name, kwargs), checked on the meta device, or dict(why)."
+    import inspect
+    name = (getattr(model, 'pretrained_cfg', None) or {}).get('architecture')
+    if name is None:
+        return dict(name=None, why=f"{type(model).__name__} was not made by timm.create_model (no name)")
+    want = arch_signature(model)
+    for kw in _timm_kwargs(model, inspect.signature(type(model).__init__).parameters):
+        rec = dict(name=name, kwargs=kw)
+        try:
+            if arch_signature(build_timm(rec, 'meta')) == want: return json.loads(json.dumps(rec))
+        except Exception: pass  # arguments this architecture does not take: not this candidate
+    return dict(name=None, why=f"timm.create_model({name!r}, ...) with the arguments read off the model "
+                               "does not rebuild it")

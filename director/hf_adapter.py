@@ -471,16 +471,25 @@ def _pos_table(model, names):
                 return m.num_embeddings - (m.padding_idx + 1 if m.padding_idx is not None else 0)
     return None
 
-def _structural_family(model, kind, st, cut, pool, P, ipe_ok):
+def _padded(mask, n):
+    "The padding mask of a model that pads its tokens itself (to its attention window or block size) to `n`."
+    if mask.shape[1] >= n: return mask
+    return torch.cat([mask, mask.new_zeros(mask.shape[0], n - mask.shape[1])], 1)
+
+def _structural_family(model, kind, st, cut, pool, P, ipe_ok, live=None, whole=False):
     "The generic description: the model's forward up to its layers, layers cut at `cut`, its head modules."
     base = model.base_model
     bp = next(n for n, m in model.named_modules() if m is base)
     rel = lambda n: n[len(bp) + 1:] if bp else n
-    drop = [rel(n) for n in st.post if (not bp or n.startswith(bp + '.')) and '.' not in rel(n)]
-    heads = {f'head{i}': n for i, n in enumerate(st.post)}
+    if whole: drop, root, path = st.post, lambda m: m, st.path  # the classifier's forward (Longformer's)
+    else:
+        drop = [rel(n) for n in st.post if (not bp or n.startswith(bp + '.')) and '.' not in rel(n)]
+        root, path = lambda m: m.base_model, rel(st.path)
+    heads = {f'head{i}': n for i, n in enumerate(st.post if live is None else live)}  # live: those used
     def embed(p, b):
         X, kws = run_captured(p.shell, lambda: p.shell(**_base_inputs(p.shell, b, kind, p.ipe)))
-        ctx = dict(mask=None if kind == 'image' else b['attention_mask'].bool(), layer_kw=kws)
+        mask = None if kind == 'image' else _padded(b['attention_mask'].bool(), X.shape[1])
+        ctx = dict(mask=mask, layer_kw=kws)
         if kind == 'decoder': ctx['last_idx'] = _last_idx(b['input_ids'], p.cfg.pad_token_id)
         return X, ctx
     def head(p, H, ctx):
@@ -494,7 +503,7 @@ def _structural_family(model, kind, st, cut, pool, P, ipe_ok):
         if kind == 'image': return _img_spec()(cfg, opts)
         return dict(kind='text', vocab_size=cfg.vocab_size, max_len=P)
     return HFFamily(kind, lambda m: [_Indexed(l, i) for i, l in enumerate(m.get_submodule(st.path))],
-                    dict(shell=lambda m: capture_shell(m.base_model, rel(st.path), st, drop), **heads), embed,
+                    dict(shell=lambda m: capture_shell(root(m), path, st, drop), **heads), embed,
                     lambda p, l, X, ctx: attn_half(l.layer, cut, X, ctx['layer_kw'][l.i]),
                     lambda l, X: mlp_half(l.layer, cut, X), head, pool=lambda cfg: pool, spec=spec)
 
@@ -518,6 +527,26 @@ def _short(e): return re.sub(r'^HFAdapter: the re-partitioned path |\s*\(rtol=.*
 def _refuse(name, what, how=''):
     return UnsupportedModelError(f"{name} has no family description, and {what}{how}See {HOWTO_URL}")
 
+_BLOCK_SPARSE = ("its block-sparse attention (attention_type='block_sparse') pads the tokens to its block "
+                 "size and switches the model to full attention on inputs too short for its blocks, so no one "
+                 "cut holds for every input; call model.set_attention_type('original_full') first")
+
+def _dead_post(model, st, run)->list:
+    "The modules run after the layers whose output does not reach the logits (a pooler no classifier reads)."
+    ref, dead = _main(run()), []
+    for n in st.post[:-1]:
+        bumped = []
+        def bump(mod, a, out):  # +1 on its state (a tensor, or a tuple led by one); other outputs are kept
+            if isinstance(out, torch.Tensor) and out.is_floating_point(): bumped.append(1); return out + 1.0
+            t = out[0] if isinstance(out, (tuple, list)) and out else None
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                bumped.append(1); return type(out)([t + 1.0, *out[1:]])
+        h = model.get_submodule(n).register_forward_hook(bump)
+        try: y = _main(run())
+        finally: h.remove()
+        if bumped and y is not None and torch.equal(y, ref): dead.append(n)
+    return dead
+
 def infer_hf_family(model:nn.Module, # a Hugging Face sequence or image classifier
                     batch=None)->HFFamily: # the probe (default: `hf_probe_batch(model)`)
     "A description of `model` from its structure, verified on `batch`; `UnsupportedModelError` (why) if none."
@@ -525,6 +554,8 @@ def infer_hf_family(model:nn.Module, # a Hugging Face sequence or image classifi
     if not _CLASSIFIER.search(name) or _stages(model.config): raise hf_refusal(model)
     if why := low_precision(model):
         raise UnsupportedModelError(f"{name} is not recognised: {why}. See {HOWTO_URL}")
+    if getattr(model.base_model, 'attention_type', None) == 'block_sparse':
+        raise UnsupportedModelError(f"{name} cannot be re-cut: {_BLOCK_SPARSE}. See {HOWTO_URL}")
     b = hf_probe_batch(model) if batch is None else batch
     with eval_mode(model), torch.no_grad(): return _infer(model, name, b)
 
@@ -532,7 +563,9 @@ def _infer(model, name, b):
     st, layer0 = None, None
     try:
         kind = _kind(model, b)
-        st = find_structure(model, lambda: model(pixel_values=b) if kind == 'image' else model(**b))
+        run = lambda: model(pixel_values=b) if kind == 'image' else model(**b)
+        st = find_structure(model, run)
+        live = [n for n in st.post if n not in _dead_post(model, st, run)]
         fam0 = _structural_family(model, kind, st, None, 'first', None, False)
         X, ctx = fam0.embed(Parts(model, fam0.parts), b if kind == 'image' else _text_batch(b))
         layer0 = model.get_submodule(st.path)[0]
@@ -549,11 +582,13 @@ def _infer(model, name, b):
     P = None if kind == 'image' else _pos_table(model, st.pre)
     ipe_ok = 'interpolate_pos_encoding' in inspect.signature(model.base_model.forward).parameters
     fails = []
-    for pool in (('last' if kind == 'decoder' else 'first'), 'all'):
-        fam = _structural_family(model, kind, st, cut, pool, P, ipe_ok)
-        try:
-            if (d := HFAdapter(model, description=fam).verify(b)) <= 1e-5: return fam
-            fails.append(f'{pool} rows: differs by up to {d:.3g}')
-        except Exception as e: fails.append(f'{pool} rows: {_short(e)}')
+    for whole in (False, True):  # from the base model's forward, else the classifier's (it may add arguments)
+        for pool in (('last' if kind == 'decoder' else 'first'), 'all'):
+            fam = _structural_family(model, kind, st, cut, pool, P, ipe_ok, live, whole)
+            how = f"{pool} rows{', from the classifier' if whole else ''}"
+            try:
+                if (d := HFAdapter(model, description=fam).verify(b)) <= 1e-5: return fam
+                fails.append(f'{how}: differs by up to {d:.3g}')
+            except Exception as e: fails.append(f'{how}: {_short(e)}')
     raise _refuse(name, f"none found from its modules reproduces its logits ({'; '.join(fails)})",
                   f"; describe it:\n{_registration(model, kind, st)}\n")
