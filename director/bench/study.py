@@ -373,8 +373,10 @@ def predictor_cost(shapes=PREDICTOR_SHAPES, # names from `PREDICTOR_SHAPES`
 def _backbone_layer(model, name:str):
     "One transformer layer of the random-weight classifier of `shape_model` and a call f(X, ctx) -> its output."
     hf = getattr(model, 'hf', model)
-    if name == 'vit-b16-224': layer = hf.vit.encoder.layer[-1]; return lambda X, c: layer(X)
-    layer = hf.bert.encoder.layer[-1]
+    base = next((getattr(hf, a) for a in ('vit', 'bert') if hasattr(hf, a)), hf)  # the classifier's base model
+    enc = getattr(base, 'encoder', base)
+    layer = (getattr(enc, 'layer', None) or getattr(enc, 'layers'))[-1]  # transformers names the list either way
+    if name == 'vit-b16-224': return lambda X, c: layer(X)
     def f(X, c):  # BERT's additive attention mask over the real tokens
         m = c.get('mask') if c else None
         return layer(X, attention_mask=None if m is None else (1.0 - m[:, None, None, :].to(X.dtype)) * -1e4)
