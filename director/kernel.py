@@ -22,19 +22,22 @@ def timestep_embedding(tau:torch.Tensor, # (B,) time indices (integer or float)
                        dim:int=256, # number of features (even): dim/2 cosines then dim/2 sines
                        max_period:float=10_000. # the longest period, 1e4 as in DiT
                       )->torch.Tensor:
-    "Sinusoidal features of `tau`, shape (B, dim): cos then sin at frequencies `exp(-ln(max_period) i/(dim/2))`."
+    """Sinusoidal features of `tau`, shape (B, dim): cos then sin at frequencies `exp(-ln(max_period)
+    i/(dim/2))`."""
     check_type('tau', tau, torch.Tensor)
     check_value('tau', tau.ndim == 1, tuple(tau.shape), 'a 1-D tensor of time indices')
     check_type('dim', dim, int)
     check_value('dim', dim >= 2 and dim % 2 == 0, dim, 'an even integer >= 2')
     half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32, device=tau.device) / half)
+    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32,
+                                                           device=tau.device) / half)
     args = tau.float()[:, None] * freqs[None]
     return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
 
 # %% ../nbs/13_kernel.ipynb #3efd4534
 class TimeEmbedding(nn.Module):
-    "Time index → conditioning vector: sinusoidal features, then Linear(freq_dim→d), SiLU, Linear(d→d) (DiT `TimestepEmbedder`)."
+    """Time index → conditioning vector: sinusoidal features, then Linear(freq_dim→d), SiLU, Linear(d→d) (DiT
+    `TimestepEmbedder`)."""
     def __init__(self, dim:int, # output width d
                  freq_dim:int=256 # number of sinusoidal features
                 ):
@@ -52,13 +55,16 @@ def _check_mask(mask, B:int, N:int):
     "Validate a key-padding mask: bool (B, N) with at least one real token per row."
     if mask is None: return None
     check_type('mask', mask, torch.Tensor)
-    check_value('mask', mask.dtype == torch.bool and tuple(mask.shape) == (B, N), f'{mask.dtype} {tuple(mask.shape)}', f'a bool tensor of shape {(B, N)}')
-    check_value('mask', bool(mask.any(1).all()), 'a row without real tokens', 'at least one True (real token) in every row')
+    check_value('mask', mask.dtype == torch.bool and tuple(mask.shape) == (B, N),
+                f'{mask.dtype} {tuple(mask.shape)}', f'a bool tensor of shape {(B, N)}')
+    check_value('mask', bool(mask.any(1).all()), 'a row without real tokens',
+                'at least one True (real token) in every row')
     return mask
 
 # %% ../nbs/13_kernel.ipynb #50fa6914
 class Attention(nn.Module):
-    "timm-style multi-head self-attention (fused qkv with bias, output projection) with an optional key-padding mask."
+    """timm-style multi-head self-attention (fused qkv with bias, output projection) with an optional
+    key-padding mask."""
     def __init__(self, dim:int, # token width d
                  heads:int=8, # number of heads; must divide `dim`
                  qkv_bias:bool=True):
@@ -78,7 +84,8 @@ class Attention(nn.Module):
 
 # %% ../nbs/13_kernel.ipynb #7592f367
 def modulate(x:torch.Tensor, shift:torch.Tensor, scale:torch.Tensor)->torch.Tensor:
-    "adaLN modulation `x*(1+scale)+shift`, with (B or 1, d) vectors broadcast over the N tokens of (B, N, d) `x`."
+    """adaLN modulation `x*(1+scale)+shift`, with (B or 1, d) vectors broadcast over the N tokens of (B, N, d)
+    `x`."""
     return x * (1 + scale[:, None]) + shift[:, None]
 
 # %% ../nbs/13_kernel.ipynb #14ea96d8
@@ -110,7 +117,8 @@ class DiTBlock(nn.Module):
 # %% ../nbs/13_kernel.ipynb #1d7b8d12
 def _head(dim:int, p:float, act:bool=True)->nn.Sequential:
     "Per-token head LayerNorm → Linear(d→d) → [GELU] → Dropout(p)."
-    return nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim), nn.GELU() if act else nn.Identity(), nn.Dropout(p))
+    return nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim), nn.GELU() if act else nn.Identity(),
+                         nn.Dropout(p))
 
 # %% ../nbs/13_kernel.ipynb #7fd63a51
 @dataclass
@@ -125,21 +133,29 @@ class KernelConfig(Config):
     std:str = 'gelu' # 'gelu' (raw GELU output, authors' code) or 'softplus' (positive, floored)
     std_floor:float = 1e-3 # added to the softplus std
     time_dim:int = 256 # sinusoidal features of the time embedding
-    noise:str = 'token' # 'token': independent noise per token and channel (paper); 'shared': plus a per-example component (extension)
+    # 'token': independent noise per token and channel (paper); 'shared': plus a per-example component
+    # (extension)
+    noise:str = 'token'
     def validate(self):
         for k in ('dim', 'n_steps', 'depth', 'heads', 'time_dim'):
-            v = getattr(self, k); check_type(k, v, int); check_value(k, v >= 1 and not isinstance(v, bool), v, 'a positive integer')
+            v = getattr(self, k)
+            check_type(k, v, int)
+            check_value(k, v >= 1 and not isinstance(v, bool), v, 'a positive integer')
         check_value('heads', self.dim % self.heads == 0, self.heads, f'a divisor of dim={self.dim}')
         check_value('time_dim', self.time_dim % 2 == 0, self.time_dim, 'an even integer')
-        check_type('mlp_ratio', self.mlp_ratio, (int, float)); check_value('mlp_ratio', self.mlp_ratio > 0, self.mlp_ratio, 'a positive number')
-        check_type('dropout', self.dropout, (int, float)); check_value('dropout', 0 <= self.dropout < 1, self.dropout, 'in [0, 1)')
+        check_type('mlp_ratio', self.mlp_ratio, (int, float))
+        check_value('mlp_ratio', self.mlp_ratio > 0, self.mlp_ratio, 'a positive number')
+        check_type('dropout', self.dropout, (int, float))
+        check_value('dropout', 0 <= self.dropout < 1, self.dropout, 'in [0, 1)')
         check_value('std', self.std in ('gelu', 'softplus'), self.std, "'gelu' or 'softplus'")
         check_value('noise', self.noise in ('token', 'shared'), self.noise, "'token' or 'shared'")
-        check_type('std_floor', self.std_floor, (int, float)); check_value('std_floor', self.std_floor >= 0, self.std_floor, '>= 0')
+        check_type('std_floor', self.std_floor, (int, float))
+        check_value('std_floor', self.std_floor >= 0, self.std_floor, '>= 0')
 
 # %% ../nbs/13_kernel.ipynb #f0ca8af3
 class TransitionKernel(nn.Module):
-    "q(X_t | X_{t-1}) = N(mu, diag sigma^2): time embedding + adaLN-Zero DiT block(s) + mean/std heads (Eq. 1)."
+    """q(X_t | X_{t-1}) = N(mu, diag sigma^2): time embedding + adaLN-Zero DiT block(s) + mean/std heads (Eq.
+    1)."""
     def __init__(self, cfg:KernelConfig):
         super().__init__()
         check_type('cfg', cfg, KernelConfig)
@@ -157,7 +173,8 @@ def _tau_tensor(tau, n_steps:int, B:int, device)->torch.Tensor:
         check_value('tau', 0 <= tau < n_steps, tau, f'in 0..{n_steps - 1}')
         return torch.tensor([tau], device=device)
     check_type('tau', tau, (int, torch.Tensor), 'an int or a (B,) integer tensor')
-    check_value('tau', tau.ndim == 1 and len(tau) == B and not tau.is_floating_point(), f'{tau.dtype} {tuple(tau.shape)}', f'an integer tensor of shape ({B},)')
+    check_value('tau', tau.ndim == 1 and len(tau) == B and not tau.is_floating_point(),
+                f'{tau.dtype} {tuple(tau.shape)}', f'an integer tensor of shape ({B},)')
     check_value('tau', bool(((tau >= 0) & (tau < n_steps)).all()), tau.tolist()[:8], f'in 0..{n_steps - 1}')
     return tau.to(device)
 
@@ -169,7 +186,8 @@ def forward(self:TransitionKernel, X:torch.Tensor, # (B, N, d) state X_{t-1}
                    )->tuple[torch.Tensor, torch.Tensor]:
     "Mean and std of q(X_t | X_{t-1}), each (B, N, d)."
     check_type('X', X, torch.Tensor)
-    check_value('X', X.ndim == 3 and X.shape[-1] == self.cfg.dim, tuple(X.shape), f'a (B, N, {self.cfg.dim}) tensor')
+    check_value('X', X.ndim == 3 and X.shape[-1] == self.cfg.dim, tuple(X.shape),
+                f'a (B, N, {self.cfg.dim}) tensor')
     mask = _check_mask(mask, X.shape[0], X.shape[1])
     c = self.time_embed(_tau_tensor(tau, self.cfg.n_steps, X.shape[0], X.device))
     H = X
@@ -201,4 +219,5 @@ def kernel_param_counts(kernel:TransitionKernel)->dict:
     "Parameter counts of a kernel's parts: time MLP, DiT blocks, mean+std heads, total."
     check_type('kernel', kernel, TransitionKernel)
     n = lambda m: sum(p.numel() for p in m.parameters())
-    return dict(time_mlp=n(kernel.time_embed), blocks=n(kernel.blocks), heads=n(kernel.mean_head) + n(kernel.std_head), total=n(kernel))
+    return dict(time_mlp=n(kernel.time_embed), blocks=n(kernel.blocks),
+                heads=n(kernel.mean_head) + n(kernel.std_head), total=n(kernel))

@@ -20,12 +20,15 @@ from .core import Config, check_type, check_value
 def _stack(name:str, xs, like:torch.Tensor|None=None)->torch.Tensor:
     "A list of L (B, N, d) tensors or an (L, B, N, d) tensor → (L, B, N, d); shape checked against `like`."
     if isinstance(xs, (list, tuple)):
-        check_value(name, len(xs) > 0 and all(isinstance(x, torch.Tensor) for x in xs), type(xs).__name__, 'a non-empty list of tensors')
+        check_value(name, len(xs) > 0 and all(isinstance(x, torch.Tensor) for x in xs), type(xs).__name__,
+                    'a non-empty list of tensors')
         xs = torch.stack(list(xs))
     check_type(name, xs, torch.Tensor, 'a tensor (L, B, N, d) or a list of (B, N, d) tensors')
     if xs.ndim == 3: xs = xs[None]
     check_value(name, xs.ndim == 4, tuple(xs.shape), 'of shape (L, B, N, d)')
-    if like is not None: check_value(name, xs.shape == like.shape, tuple(xs.shape), f'of the same shape as `mus` {tuple(like.shape)}')
+    if like is not None:
+        check_value(name, xs.shape == like.shape, tuple(xs.shape),
+                    f'of the same shape as `mus` {tuple(like.shape)}')
     return xs
 
 # %% ../nbs/15_loss.ipynb #f3410dbc
@@ -35,7 +38,8 @@ def _masked_mean(v:torch.Tensor, # (L, B, N, d) per-entry values
     "Mean of `v` over steps, batch, real tokens and channels."
     if mask is None: return v.mean()
     check_type('mask', mask, torch.Tensor)
-    check_value('mask', mask.dtype == torch.bool and tuple(mask.shape) == tuple(v.shape[1:3]), f'{mask.dtype} {tuple(mask.shape)}', f'a bool tensor of shape {tuple(v.shape[1:3])}')
+    check_value('mask', mask.dtype == torch.bool and tuple(mask.shape) == tuple(v.shape[1:3]),
+                f'{mask.dtype} {tuple(mask.shape)}', f'a bool tensor of shape {tuple(v.shape[1:3])}')
     check_value('mask', bool(mask.any()), 'all False', 'at least one real token')
     w = mask[None, :, :, None]
     return torch.where(w, v, 0).sum() / (v.shape[0] * mask.sum() * v.shape[-1])
@@ -47,7 +51,8 @@ def l1_mse(mus, # kernel means: (L, B, N, d) or list of L (B, N, d)
            stds=None, # teacher std targets, same shape; None for a deterministic teacher (zeros)
            mask:torch.Tensor|None=None # (B, N) bool, True = real token
           )->tuple[torch.Tensor, torch.Tensor]:
-    "Code-level L1 (Eq. 1): (MSE of `mus` to `means`, MSE of `sigmas` to `stds`), averaged over steps and real entries."
+    """Code-level L1 (Eq. 1): (MSE of `mus` to `means`, MSE of `sigmas` to `stds`), averaged over steps and
+    real entries."""
     mus = _stack('mus', mus); sigmas = _stack('sigmas', sigmas, mus); means = _stack('means', means, mus)
     l_mean = _masked_mean((mus - means) ** 2, mask)
     l_var = _masked_mean(sigmas ** 2 if stds is None else (sigmas - _stack('stds', stds, mus)) ** 2, mask)
@@ -73,9 +78,11 @@ def l1_gauss(mus, sigmas, means, # kernel means, kernel stds, teacher means: (L,
              stds=None, # teacher stds; None (or an all-zero step) = deterministic teacher → NLL
              floor:float=1e-3, # smooth std floor
              mask:torch.Tensor|None=None, # (B, N) bool, True = real token
-             reduction:str='mean' # 'mean': per real entry and step; 'sum': summed over steps and entries, mean over the batch
+             # 'mean': per real entry and step; 'sum': summed over steps and entries, mean over the batch
+             reduction:str='mean'
             )->torch.Tensor:
-    "Paper-level L1 (Eq. 2): KL(teacher || kernel) per step for stochastic teachers, NLL of the teacher mean for deterministic steps."
+    """Paper-level L1 (Eq. 2): KL(teacher || kernel) per step for stochastic teachers, NLL of the teacher mean
+    for deterministic steps."""
     check_type('floor', floor, (int, float)); check_value('floor', floor > 0, floor, 'a positive number')
     check_value('reduction', reduction in ('mean', 'sum'), reduction, "'mean' or 'sum'")
     mus = _stack('mus', mus); means = _stack('means', means, mus)
@@ -91,10 +98,12 @@ def l1_gauss(mus, sigmas, means, # kernel means, kernel stds, teacher means: (L,
 
 # %% ../nbs/15_loss.ipynb #93f785a9
 def _check_l2(logits, y):
-    "Logits of one (B, C) or S (S, B, C) rollouts and (B,) integer labels, or a `ValueError` naming what was seen."
+    """Logits of one (B, C) or S (S, B, C) rollouts and (B,) integer labels, or a `ValueError` naming what was
+    seen."""
     check_type('logits', logits, torch.Tensor); check_type('y', y, torch.Tensor)
     check_value('logits', logits.ndim in (2, 3), tuple(logits.shape), 'of shape (B, C) or (S, B, C)')
-    check_value('y', y.ndim == 1 and len(y) == logits.shape[-2] and not y.is_floating_point(), f'{y.dtype} {tuple(y.shape)}', f'an integer tensor of shape ({logits.shape[-2]},)')
+    check_value('y', y.ndim == 1 and len(y) == logits.shape[-2] and not y.is_floating_point(),
+                f'{y.dtype} {tuple(y.shape)}', f'an integer tensor of shape ({logits.shape[-2]},)')
 
 # %% ../nbs/15_loss.ipynb #ec94719e
 def l2_ce(logits:torch.Tensor, # (B, C) logits of one sampled rollout, or (S, B, C) of S rollouts
@@ -109,7 +118,8 @@ def l2_ce(logits:torch.Tensor, # (B, C) logits of one sampled rollout, or (S, B,
 def l2_mixture(logits:torch.Tensor, # (S, B, C) logits of S rollouts (or (B, C): S = 1)
                y:torch.Tensor # (B,) integer labels
               )->torch.Tensor:
-    "−log of the S-rollout predictive mixture at the label, −log(1/S Σ_s softmax(logits_s)_y), averaged over examples."
+    """−log of the S-rollout predictive mixture at the label, −log(1/S Σ_s softmax(logits_s)_y), averaged over
+    examples."""
     _check_l2(logits, y)
     lg = logits[None] if logits.ndim == 2 else logits
     lg = lg.float() if lg.dtype in (torch.float16, torch.bfloat16) else lg
@@ -123,15 +133,18 @@ def sigma_free_nll(mus, # means of a free rollout's transitions: (L, B, N, d) or
                    floor:float=1e-3, # smooth std floor
                    mask:torch.Tensor|None=None # (B, N) bool, True = real token
                   )->torch.Tensor:
-    "Gaussian NLL of the teacher's states under the free rollout's transitions, mean gradient stopped: trains σ only."
+    """Gaussian NLL of the teacher's states under the free rollout's transitions, mean gradient stopped:
+    trains σ only."""
     check_type('floor', floor, (int, float)); check_value('floor', floor > 0, floor, 'a positive number')
     mus = _stack('mus', mus); t = _stack('targets', targets, mus)
     return _masked_mean(gauss_nll(t, mus.detach(), floor_std(_stack('sigmas', sigmas, mus), floor)), mask)
 
 # %% ../nbs/15_loss.ipynb #b1a22f7a
 LOSS_WEIGHTS = dict(
-    cifar_softmax=(0.8, 0.0, 0.2), cifar_kep=(0.4, 0.2, 0.4), cifar_sgpa=(0.4, 0.2, 0.4), vit_b16=(0.5, 0.0, 0.5),
-    cola_softmax=(0.8, 0.0, 0.2), cola_sgpa=(0.5, 0.2, 0.3), imdb_softmax=(0.8, 0.0, 0.2), imdb_kep=(0.5, 0.2, 0.3),
+    cifar_softmax=(0.8, 0.0, 0.2), cifar_kep=(0.4, 0.2, 0.4), cifar_sgpa=(0.4, 0.2, 0.4),
+    vit_b16=(0.5, 0.0, 0.5),
+    cola_softmax=(0.8, 0.0, 0.2), cola_sgpa=(0.5, 0.2, 0.3), imdb_softmax=(0.8, 0.0, 0.2),
+    imdb_kep=(0.5, 0.2, 0.3),
     qwen=(0.5, 0.0, 0.5))
 
 def loss_weights(setting:str # a key of `LOSS_WEIGHTS`, e.g. 'cifar_softmax'
@@ -145,41 +158,61 @@ def loss_weights(setting:str # a key of `LOSS_WEIGHTS`, e.g. 'cifar_softmax'
 @dataclass
 class LossConfig(Config):
     "Weights and variant of the DIRECTOR objective."
-    lam_mean:float = 0.8 # weight of the mean regression (or, with l1='kl', part of the Gaussian term's weight)
-    lam_var:float = 0.0 # weight of the std regression (l1='kl': the rest of the Gaussian term's weight; sigma_target='free': of `sigma_free_nll`)
+    # weight of the mean regression (or, with l1='kl', part of the Gaussian term's weight)
+    lam_mean:float = 0.8
+    # weight of the std regression (l1='kl': the rest of the Gaussian term's weight; sigma_target='free': of
+    # `sigma_free_nll`)
+    lam_var:float = 0.0
     lam_ce:float = 0.2 # weight of the rollout term L2
     l1:str = 'mse' # 'mse' (authors' code) or 'kl' (Gaussian KL / NLL, paper reading)
     sigma_floor:float = 1e-3 # smooth std floor of the Gaussian L1 and of `sigma_free_nll`
-    l2:str = 'ce' # 'ce': mean of per-rollout cross-entropies (paper); 'mixture': NLL of the S-rollout mixture (extension)
+    # 'ce': mean of per-rollout cross-entropies (paper); 'mixture': NLL of the S-rollout mixture (extension)
+    l2:str = 'ce'
     n_rollouts:int = 1 # S, rollouts per example for L2 (and for sigma_target='free'); 'mixture' needs S >= 2
-    sigma_target:str = 'teacher' # 'teacher': σ from the teacher-forced L1 (paper); 'free': from the free rollout (extension)
-    branch:str = 'embed' # L2's rollouts start from 'embed' (the paper) or, 'sampled', from the teacher's state X_b, b uniform in 0..L-1
+    # 'teacher': σ from the teacher-forced L1 (paper); 'free': from the free rollout (extension)
+    sigma_target:str = 'teacher'
+    # L2's rollouts start from 'embed' (the paper) or, 'sampled', from the teacher's state X_b, b uniform in
+    # 0..L-1
+    branch:str = 'embed'
     def validate(self):
         for k in ('lam_mean', 'lam_var', 'lam_ce', 'sigma_floor'):
-            check_type(k, getattr(self, k), (int, float)); check_value(k, getattr(self, k) >= 0, getattr(self, k), '>= 0')
+            check_type(k, getattr(self, k), (int, float))
+            check_value(k, getattr(self, k) >= 0, getattr(self, k), '>= 0')
         check_value('l1', self.l1 in ('mse', 'kl'), self.l1, "'mse' or 'kl'")
         check_value('l2', self.l2 in ('ce', 'mixture'), self.l2, "'ce' or 'mixture'")
-        check_value('sigma_target', self.sigma_target in ('teacher', 'free'), self.sigma_target, "'teacher' or 'free'")
-        check_type('n_rollouts', self.n_rollouts, int); check_value('n_rollouts', self.n_rollouts >= 1 and not isinstance(self.n_rollouts, bool), self.n_rollouts, 'an integer >= 1')
-        check_value('n_rollouts', self.l2 == 'ce' or self.n_rollouts >= 2, self.n_rollouts, ">= 2 when l2='mixture' (one rollout is plain cross-entropy)")
+        check_value('sigma_target', self.sigma_target in ('teacher', 'free'), self.sigma_target,
+                    "'teacher' or 'free'")
+        check_type('n_rollouts', self.n_rollouts, int)
+        check_value('n_rollouts', self.n_rollouts >= 1 and not isinstance(self.n_rollouts, bool),
+                    self.n_rollouts, 'an integer >= 1')
+        check_value('n_rollouts', self.l2 == 'ce' or self.n_rollouts >= 2, self.n_rollouts,
+                    ">= 2 when l2='mixture' (one rollout is plain cross-entropy)")
         free = self.sigma_target == 'free'
         check_value('branch', self.branch in ('embed', 'sampled'), self.branch, "'embed' or 'sampled'")
-        check_value('branch', self.branch == 'embed' or not free, self.branch, "'embed' when sigma_target='free' (it reads the whole rollout)")
-        check_value('sigma_floor', (self.l1 == 'mse' and not free) or self.sigma_floor > 0, self.sigma_floor, "> 0 when l1='kl' or sigma_target='free'")
-        check_value('lam_var', not free or self.lam_var > 0, self.lam_var, "> 0 when sigma_target='free' (it weights the free-rollout std term)")
-        check_value('lam_mean', self.lam_mean + self.lam_var + self.lam_ce > 0, (self.lam_mean, self.lam_var, self.lam_ce), 'weights not all zero')
+        check_value('branch', self.branch == 'embed' or not free, self.branch,
+                    "'embed' when sigma_target='free' (it reads the whole rollout)")
+        check_value('sigma_floor', (self.l1 == 'mse' and not free) or self.sigma_floor > 0, self.sigma_floor,
+                    "> 0 when l1='kl' or sigma_target='free'")
+        check_value('lam_var', not free or self.lam_var > 0, self.lam_var,
+                    "> 0 when sigma_target='free' (it weights the free-rollout std term)")
+        check_value('lam_mean', self.lam_mean + self.lam_var + self.lam_ce > 0,
+                    (self.lam_mean, self.lam_var, self.lam_ce), 'weights not all zero')
 
 # %% ../nbs/15_loss.ipynb #f4224fff
 class DirectorLoss:
-    "The DIRECTOR objective: weighted L1 (code MSE or Gaussian KL/NLL) plus L2 on sampled rollouts; returns (total, parts)."
+    """The DIRECTOR objective: weighted L1 (code MSE or Gaussian KL/NLL) plus L2 on sampled rollouts; returns
+    (total, parts)."""
     def __init__(self, cfg:LossConfig|None=None):
         self.cfg = LossConfig() if cfg is None else check_type('cfg', cfg, LossConfig)
     def __call__(self, mus, sigmas, means, stds, # per-step kernel outputs and teacher targets (see `l1_mse`)
-                 logits:torch.Tensor|None, # (B, C) or (S, B, C) logits of sampled rollouts; None only if lam_ce == 0
+                 # (B, C) or (S, B, C) logits of sampled rollouts; None only if lam_ce == 0
+                 logits:torch.Tensor|None,
                  y:torch.Tensor|None, # (B,) labels
                  mask:torch.Tensor|None=None, # (B, N) bool, True = real token
-                 free:tuple|None=None, # (mus, sigmas, targets, mask) of a free rollout; needed when sigma_target='free'
-                 scale:tuple|None=None # (token share, example share) of a micro-batch in its batch: weights of the terms
+                 # (mus, sigmas, targets, mask) of a free rollout; needed when sigma_target='free'
+                 free:tuple|None=None,
+                 # (token share, example share) of a micro-batch in its batch: weights of the terms
+                 scale:tuple|None=None
                 )->tuple[torch.Tensor, dict]:
         c = self.cfg; fr = c.sigma_target == 'free'
         if c.l1 == 'mse':
@@ -187,16 +220,20 @@ class DirectorLoss:
             parts = dict(mean=l_mean) if fr else dict(mean=l_mean, var=l_var)
             total = c.lam_mean * l_mean + (0 if fr else c.lam_var * l_var)
         else:
-            g = l1_gauss(mus, _stack('sigmas', sigmas).detach() if fr else sigmas, means, stds, c.sigma_floor, mask)
+            g = l1_gauss(mus, _stack('sigmas', sigmas).detach() if fr else sigmas, means, stds, c.sigma_floor,
+                         mask)
             parts = dict(gauss=g); total = (c.lam_mean + (0 if fr else c.lam_var)) * g
         if fr:
-            check_value('free', free is not None, None, "(mus, sigmas, targets, mask) of a free rollout when sigma_target='free'")
-            parts['free'] = sigma_free_nll(*free[:3], c.sigma_floor, free[3]); total = total + c.lam_var * parts['free']
+            check_value('free', free is not None, None,
+                        "(mus, sigmas, targets, mask) of a free rollout when sigma_target='free'")
+            parts['free'] = sigma_free_nll(*free[:3], c.sigma_floor, free[3])
+            total = total + c.lam_var * parts['free']
         if c.lam_ce > 0 or logits is not None:
             check_value('logits', logits is not None, None, 'a tensor of logits when lam_ce > 0')
             k = 'ce' if c.l2 == 'ce' else 'mix'
             parts[k] = (l2_ce if c.l2 == 'ce' else l2_mixture)(logits, y); total = total + c.lam_ce * parts[k]
-        if scale is not None:  # token means weighted by the micro-batch's real tokens, example means by its examples
+        # token means weighted by the micro-batch's real tokens, example means by its examples
+        if scale is not None:
             w = {k: scale[1] if k in ('ce', 'mix') else scale[0] for k in parts}
             parts = {k: v * w[k] for k, v in parts.items()}
             total = sum(v * self._lam(k) for k, v in parts.items())
@@ -205,7 +242,8 @@ class DirectorLoss:
     def _lam(self, k:str)->float:
         "The weight of part `k` in the total."
         c = self.cfg
-        return dict(mean=c.lam_mean, var=c.lam_var, gauss=c.lam_mean + (0 if c.sigma_target == 'free' else c.lam_var),
+        return dict(mean=c.lam_mean, var=c.lam_var,
+                    gauss=c.lam_mean + (0 if c.sigma_target == 'free' else c.lam_var),
                     free=c.lam_var, ce=c.lam_ce, mix=c.lam_ce)[k]
 
 # %% ../nbs/15_loss.ipynb #887936b8
@@ -213,11 +251,13 @@ class DirectorLoss:
 def rollouts(self:DirectorLoss, director, tr, batch, # as in `step`
              generator:torch.Generator|None=None, rows:tuple|None=None # as in `step`
             )->tuple:
-    "`(logits, steps)` of the training rollouts of L2 (and of the free σ term): None where the objective needs none."
+    """`(logits, steps)` of the training rollouts of L2 (and of the free σ term): None where the objective
+    needs none."""
     c = self.cfg; fr = c.sigma_target == 'free'
     logits, steps, need = None, [] if fr else None, c.lam_ce > 0 or fr
     b = 0
-    if need and c.branch == 'sampled':  # one branch point per batch (from `generator`: the same for every micro-batch)
+    # one branch point per batch (from `generator`: the same for every micro-batch)
+    if need and c.branch == 'sampled':
         b = int(torch.randint(0, director.n_steps, (1,), generator=generator))
     # from a frozen state of the traces: X_b, or X_0 when the frozen embedding would only compute it again
     start = (b, tr.xs[b]) if b or getattr(director, 'frozen_embed_head', False) else None
@@ -233,10 +273,12 @@ def step(self:DirectorLoss, director, # a `director.model.Director` (normally in
          batch, # the inputs, as the adapter expects
          y:torch.Tensor, # (B,) labels
          generator:torch.Generator|None=None, # seeds the rollouts' noise (None: torch's global generator)
-         rows:tuple|None=None, # (offset, total) of a micro-batch in its batch: it draws its rows of the batch's noise
+         # (offset, total) of a micro-batch in its batch: it draws its rows of the batch's noise
+         rows:tuple|None=None,
          scale:tuple|None=None # (token share, example share) of a micro-batch: the weights of its terms
         )->tuple[torch.Tensor, dict]:
-    "The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ term if asked."
+    """The stage-2 objective of one batch: L2 on sampled rollouts, teacher-forced L1, and the free-rollout σ
+    term if asked."""
     c = self.cfg; fr = c.sigma_target == 'free'; mask = (tr.ctx or {}).get('mask')
     logits, steps = self.rollouts(director, tr, batch, generator, rows)
     mus, sigmas = director.teacher_forced(tr.xs, tr.ctx)
@@ -244,5 +286,6 @@ def step(self:DirectorLoss, director, # a `director.model.Director` (normally in
     if fr:
         S = c.n_rollouts; xs = list(tr.xs)[1:director.n_steps + 1]
         tgt = torch.stack([x.repeat(S, *[1] * (x.ndim - 1)) for x in xs])
-        free = (torch.stack([m for m, _ in steps]), torch.stack([s for _, s in steps]), tgt, None if mask is None else mask.repeat(S, 1))
+        free = (torch.stack([m for m, _ in steps]), torch.stack([s for _, s in steps]), tgt,
+                None if mask is None else mask.repeat(S, 1))
     return self(mus, sigmas, tr.means, tr.stds, logits if c.lam_ce > 0 else None, y, mask, free, scale)

@@ -38,20 +38,25 @@ def _to_numpy(x, name):
         return (x.double() if x.is_floating_point() else x).numpy()
     return np.asarray(x)
 
-LOW_PRECISION_ATOL = dict(bfloat16=2e-2, float16=4e-3) # row-sum tolerance for half-precision inputs (a few units of rounding)
+# row-sum tolerance for half-precision inputs (a few units of rounding)
+LOW_PRECISION_ATOL = dict(bfloat16=2e-2, float16=4e-3)
 NEG_TOL = 1e-6 # negative entries down to -NEG_TOL are rounding and clipped to 0
 
 def _low_precision(x)->str|None:
     "'bfloat16' / 'float16' for a half-precision tensor or array, else None."
-    if isinstance(x, torch.Tensor) and x.dtype in (torch.bfloat16, torch.float16): return str(x.dtype).removeprefix('torch.')
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.bfloat16, torch.float16):
+        return str(x.dtype).removeprefix('torch.')
     return 'float16' if isinstance(x, np.ndarray) and x.dtype == np.float16 else None
 
 # %% ../nbs/16_metrics.ipynb #3aff5128
 def check_probs(probs, # (n, n_classes) probability rows: numpy, torch, list
                 name:str='probs', # argument name used in error messages
-                atol:float=1e-3 # tolerance on |row sum - 1| (at least `LOW_PRECISION_ATOL` for half-precision inputs)
+                # tolerance on |row sum - 1| (at least `LOW_PRECISION_ATOL` for half-precision inputs)
+                atol:float=1e-3
                )->np.ndarray:
-    "Validate `(n, C)` probability rows; return them as float64, rows with tiny negatives clipped and renormalised (every row for half-precision input), the rest exactly as given. Anything else raises `ValueError`."
+    """Validate `(n, C)` probability rows; return them as float64, rows with tiny negatives clipped and
+    renormalised (every row for half-precision input), the rest exactly as given. Anything else raises
+    `ValueError`."""
     low = _low_precision(probs)
     p = _to_numpy(probs, name)
     check_value(name, p.ndim == 2, f'an array of shape {p.shape}', 'a 2-d array of shape (n, n_classes)')
@@ -61,12 +66,15 @@ def check_probs(probs, # (n, n_classes) probability rows: numpy, torch, list
     p = p.astype(np.float64)
     bad = ~np.isfinite(p)
     if bad.any():
-        raise ValueError(f"`{name}` contains {int(bad.sum())} NaN/inf value(s) (first in row {int(np.argwhere(bad)[0, 0])}); "
+        raise ValueError(f"`{name}` contains {int(bad.sum())} NaN/inf value(s) (first in row "
+                         f"{int(np.argwhere(bad)[0, 0])}); "
                          "expected finite probabilities")
     tol, s, neg = max(atol, LOW_PRECISION_ATOL.get(low, 0.)), p.sum(1), int((p < -NEG_TOL).sum())
     if neg or float(np.abs(s - 1).max()) > tol:
-        raise ValueError(f"`{name}` are not probabilities (non-negative rows summing to 1 within {tol:g}): row sums range over "
-                         f"[{s.min():.6g}, {s.max():.6g}] and the smallest value is {p.min():.3g} ({neg} below -{NEG_TOL:g}); "
+        raise ValueError(f"`{name}` are not probabilities (non-negative rows summing to 1 within {tol:g}): "
+                         "row sums range over "
+                         f"[{s.min():.6g}, {s.max():.6g}] and the smallest value is {p.min():.3g} ({neg} "
+                         f"below -{NEG_TOL:g}); "
                          "if these are logits or scores, apply softmax first")
     fix = np.ones(len(p), bool) if low else (p < 0).any(1)  # the rows that must change; the others stay exact
     if fix.any():
@@ -82,11 +90,13 @@ def check_labels(labels, # (n,) integer class indices
     "Validate integer labels against `n` rows and `n_classes` classes; return them as int64."
     y = _to_numpy(labels, name)
     check_value(name, y.ndim == 1, f'an array of shape {y.shape}', 'a 1-d array of class indices')
-    if len(y) != n: raise ValueError(f"shape mismatch: `{name}` has {len(y)} entries but the probabilities have {n} rows")
+    if len(y) != n:
+        raise ValueError(f"shape mismatch: `{name}` has {len(y)} entries but the probabilities have {n} rows")
     check_value(name, y.dtype.kind in 'iu', f'dtype {y.dtype}', 'integer class indices')
     out = (y < 0) | (y >= n_classes)
     if out.any():
-        raise ValueError(f"`{name}` out of range: {int(out.sum())} label(s) outside [0, {n_classes}), e.g. {int(y[out][0])}")
+        raise ValueError(f"`{name}` out of range: {int(out.sum())} label(s) outside [0, {n_classes}), e.g. "
+                         f"{int(y[out][0])}")
     return y.astype(np.int64)
 
 # %% ../nbs/16_metrics.ipynb #442ec3b0
@@ -113,7 +123,8 @@ def calibration_bins(probs, # (n, C) probabilities
                      labels, # (n,) integer labels
                      n_bins:int=15 # number of equal-width, right-closed bins on [0, 1]
                     )->dict:
-    "Per-bin `count`, mean confidence `conf`, accuracy `acc` (nan when empty) and `lower`/`upper` edges of the top-label confidence."
+    """Per-bin `count`, mean confidence `conf`, accuracy `acc` (nan when empty) and `lower`/`upper` edges of
+    the top-label confidence."""
     _check_bins(n_bins)
     p, y = _prep(probs, labels)
     conf, hit = _conf_correct(p, y)
@@ -122,7 +133,8 @@ def calibration_bins(probs, # (n, C) probabilities
     with np.errstate(invalid='ignore', divide='ignore'):
         mc = np.bincount(b, conf, n_bins)/cnt
         acc = np.bincount(b, hit.astype(np.float64), n_bins)/cnt
-    return dict(count=cnt, conf=mc, acc=acc, lower=np.arange(n_bins)/n_bins, upper=np.arange(1, n_bins + 1)/n_bins)
+    return dict(count=cnt, conf=mc, acc=acc, lower=np.arange(n_bins)/n_bins,
+                upper=np.arange(1, n_bins + 1)/n_bins)
 
 # %% ../nbs/16_metrics.ipynb #bcf8f5ab
 def ece(probs, # (n, C) probabilities
@@ -143,7 +155,8 @@ def mce(probs, labels, n_bins:int=15)->float:
 
 # %% ../nbs/16_metrics.ipynb #ac45cd1b
 def adaptive_ece(probs, labels, n_bins:int=15)->float:
-    "ECE with equal-mass bins: sorted confidences split into `n_bins` near-equal groups (fewer when n < n_bins)."
+    """ECE with equal-mass bins: sorted confidences split into `n_bins` near-equal groups (fewer when n <
+    n_bins)."""
     _check_bins(n_bins)
     p, y = _prep(probs, labels)
     conf, hit = _conf_correct(p, y)
@@ -167,13 +180,17 @@ def classwise_ece(probs, labels, n_bins:int=15)->float:
 # %% ../nbs/16_metrics.ipynb #4947b056
 def _check_logits(logits, p, name='logits', match=True):
     lg = _to_numpy(logits, name)
-    if lg.shape != p.shape: raise ValueError(f"shape mismatch: `{name}` has shape {lg.shape} but the probabilities have {p.shape}")
+    if lg.shape != p.shape:
+        raise ValueError(f"shape mismatch: `{name}` has shape {lg.shape} but the probabilities have "
+                         f"{p.shape}")
     check_value(name, lg.dtype.kind == 'f', f'dtype {lg.dtype}', 'floating-point logits')
     lg = lg.astype(np.float64)
-    if not np.isfinite(lg).all(): raise ValueError(f"`{name}` contains NaN/inf value(s); expected finite logits")
+    if not np.isfinite(lg).all():
+        raise ValueError(f"`{name}` contains NaN/inf value(s); expected finite logits")
     if match:
         dev = float(np.abs(_np_softmax(lg, axis=1) - p).max())
-        if dev > 1e-3: raise ValueError(f"`{name}` do not match the probabilities: max |softmax({name}) - probs| = {dev:.3g} > 1e-3; "
+        if dev > 1e-3: raise ValueError(f"`{name}` do not match the probabilities: max |softmax({name}) - "
+                                        f"probs| = {dev:.3g} > 1e-3; "
                                         "pass the logits the probabilities were computed from, or no logits")
     return lg
 
@@ -183,7 +200,8 @@ def nll(probs, # (n, C) probabilities
         logits=None, # optional (n, C) (mean) logits: NLL from their log-softmax instead
         eps:float=1e-10 # added inside the log for probability inputs, as the published code does
        )->float:
-    "Mean negative log-likelihood in nats: `-mean(log(p[y] + eps))`, or the log-softmax of `logits` when given."
+    """Mean negative log-likelihood in nats: `-mean(log(p[y] + eps))`, or the log-softmax of `logits` when
+    given."""
     p, y = _prep(probs, labels)
     check_type('eps', eps, (int, float)); check_value('eps', eps >= 0, eps, 'a non-negative number')
     if logits is not None:
@@ -239,14 +257,17 @@ def _failure_ranking(conf, hit, warn=True):
     out['fpr95'] = out['fpr95_first'] = nan
     if both:
         fpr, tpr, _ = skm.roc_curve(hit, conf)
-        out['fpr95'], out['fpr95_first'] = fpr_at_tpr(fpr, tpr, rule='nearest'), fpr_at_tpr(fpr, tpr, rule='first')
+        out['fpr95'], out['fpr95_first'] = fpr_at_tpr(fpr, tpr, rule='nearest'), fpr_at_tpr(fpr, tpr,
+                                                                                            rule='first')
     if warn and not both:
         why = 'all predictions are correct' if hit.all() else 'all predictions are wrong'
-        _undefined([k for k, v in out.items() if math.isnan(v)], f'{why} (failure prediction needs both correct and wrong predictions)')
+        _undefined([k for k, v in out.items() if math.isnan(v)],
+                   f'{why} (failure prediction needs both correct and wrong predictions)')
     return out
 
 def failure_metrics(probs, labels)->dict:
-    "Failure-prediction `auroc`, `aupr_success`, `aupr_error`, `fpr95` (nearest) and `fpr95_first` (positives = correct)."
+    """Failure-prediction `auroc`, `aupr_success`, `aupr_error`, `fpr95` (nearest) and `fpr95_first`
+    (positives = correct)."""
     p, y = _prep(probs, labels)
     return _failure_ranking(*_conf_correct(p, y))
 
@@ -264,9 +285,11 @@ def evaluate(probs, # (n, C) final predictive probabilities (after any sample av
     p, y = _prep(probs, labels, atol)
     conf, hit = _conf_correct(p, y)
     a, ea = aurc(p, y)
-    out = dict(acc=float(hit.mean()), ece=ece(p, y, n_bins), nll=nll(p, y, logits, eps), brier=brier(p, y), aurc=a, eaurc=ea)
+    out = dict(acc=float(hit.mean()), ece=ece(p, y, n_bins), nll=nll(p, y, logits, eps), brier=brier(p, y),
+               aurc=a, eaurc=ea)
     out.update(_failure_ranking(conf, hit))
-    if extras: out.update(mce=mce(p, y, n_bins), aece=adaptive_ece(p, y, n_bins), cw_ece=classwise_ece(p, y, n_bins))
+    if extras:
+        out.update(mce=mce(p, y, n_bins), aece=adaptive_ece(p, y, n_bins), cw_ece=classwise_ece(p, y, n_bins))
     return out
 
 # %% ../nbs/16_metrics.ipynb #11a60aa8
@@ -277,11 +300,17 @@ def _ood_scores(p, lg=None):
     if lg is not None: s['energy'] = logsumexp(lg, axis=1)
     return s
 
-def _check_score(x, n, name, what='mutual informations (nats), e.g. `Director.uncertainty(...)["mutual_information"]`'):
-    "A 1-d array of n finite, non-negative per-example uncertainties (round-off below 0 down to -1e-6 is clipped to 0)."
+def _check_score(x, n, name, what='mutual informations (nats), e.g. '
+                                  '`Director.uncertainty(...)["mutual_information"]`'):
+    """A 1-d array of n finite, non-negative per-example uncertainties (round-off below 0 down to -1e-6 is
+    clipped to 0)."""
     x = _to_numpy(x, name).astype(np.float64)
-    if x.ndim != 1 or len(x) != n: raise ValueError(f"shape mismatch: `{name}` has shape {x.shape} but the probabilities have {n} rows; pass one value per example")
-    check_value(name, np.isfinite(x).all() and (x >= -1e-6).all(), f'min {x[np.isfinite(x)].min() if np.isfinite(x).any() else None}, finite: {bool(np.isfinite(x).all())}',
+    if x.ndim != 1 or len(x) != n:
+        raise ValueError(f"shape mismatch: `{name}` has shape {x.shape} but the probabilities have {n} "
+                         "rows; pass one value per example")
+    check_value(name, np.isfinite(x).all() and (x >= -1e-6).all(),
+                f'min {x[np.isfinite(x)].min() if np.isfinite(x).any() else None}, finite: '
+                f'{bool(np.isfinite(x).all())}',
                 f'finite, non-negative {what}')
     return x.clip(0)
 
@@ -290,7 +319,8 @@ def _ood_block(s_id, s_ood, tpr=0.95):
     s = np.r_[s_id, s_ood]
     fpr, tp, _ = skm.roc_curve(y, s)
     return dict(auroc=float(skm.roc_auc_score(y, s)), aupr_in=float(skm.average_precision_score(y, s)),
-                aupr_out=float(skm.average_precision_score(1 - y, -s)), fpr95=fpr_at_tpr(fpr, tp, tpr, 'first'))
+                aupr_out=float(skm.average_precision_score(1 - y, -s)),
+                fpr95=fpr_at_tpr(fpr, tp, tpr, 'first'))
 
 # %% ../nbs/16_metrics.ipynb #52aa277b
 def ood_metrics(probs_id, # (n_id, C) predictive probabilities on the ID test set
@@ -298,25 +328,41 @@ def ood_metrics(probs_id, # (n_id, C) predictive probabilities on the ID test se
                 logits_id=None, # optional (n_id, C) logits, for the energy score
                 logits_ood=None, # optional (n_ood, C) logits, for the energy score
                 tpr:float=0.95, # ID true-positive rate at which the FPR is read, any real in (0, 1] (e.g. 1)
-                mi_id=None, # optional (n_id,) mutual information of a sampled predictive (nats), for the `mi` score
+                # optional (n_id,) mutual information of a sampled predictive (nats), for the `mi` score
+                mi_id=None,
                 mi_ood=None, # optional (n_ood,) mutual information on the OOD set
-                residual_id=None, # optional (n_id,) transition residuals (`Director.transition_residual`), for the `residual` score
+                # optional (n_id,) transition residuals (`Director.transition_residual`), for the `residual`
+                # score
+                residual_id=None,
                 residual_ood=None # optional (n_ood,) transition residuals on the OOD set
                )->dict:
-    "OOD AUROC / AUPR-In / AUPR-Out / FPR95 per score (`msp`, `entropy`, `energy` with logits, `mi` with mutual information, `residual` with transition residuals) and the MSP–entropy `avg`; ID = positive."
+    """OOD AUROC / AUPR-In / AUPR-Out / FPR95 per score (`msp`, `entropy`, `energy` with logits, `mi` with
+    mutual information, `residual` with transition residuals) and the MSP–entropy `avg`; ID = positive."""
     pi, po = check_probs(probs_id, 'probs_id'), check_probs(probs_ood, 'probs_ood')
-    if pi.shape[1] != po.shape[1]: raise ValueError(f"shape mismatch: `probs_id` has {pi.shape[1]} classes but `probs_ood` has {po.shape[1]}")
-    if (logits_id is None) != (logits_ood is None): raise ValueError('pass both `logits_id` and `logits_ood` (for the energy score) or neither')
-    if (mi_id is None) != (mi_ood is None): raise ValueError('pass both `mi_id` and `mi_ood` (for the mutual-information score) or neither')
-    if (residual_id is None) != (residual_ood is None): raise ValueError('pass both `residual_id` and `residual_ood` (for the transition-residual score) or neither')
-    check_value('tpr', isinstance(tpr, numbers.Real) and not isinstance(tpr, bool) and 0 < tpr <= 1, tpr, 'a real number in (0, 1]')
+    if pi.shape[1] != po.shape[1]:
+        raise ValueError(f"shape mismatch: `probs_id` has {pi.shape[1]} classes but `probs_ood` has "
+                         f"{po.shape[1]}")
+    if (logits_id is None) != (logits_ood is None):
+        raise ValueError('pass both `logits_id` and `logits_ood` (for the energy score) or neither')
+    if (mi_id is None) != (mi_ood is None):
+        raise ValueError('pass both `mi_id` and `mi_ood` (for the mutual-information score) or neither')
+    if (residual_id is None) != (residual_ood is None):
+        raise ValueError('pass both `residual_id` and `residual_ood` (for the transition-residual score) or '
+                         'neither')
+    check_value('tpr', isinstance(tpr, numbers.Real) and not isinstance(tpr, bool) and 0 < tpr <= 1, tpr,
+                'a real number in (0, 1]')
     li = lo = None
-    if logits_id is not None: li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood', False)
+    if logits_id is not None:
+        li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood',
+                                                                                 False)
     si, so = _ood_scores(pi, li), _ood_scores(po, lo)
-    if mi_id is not None: si['mi'], so['mi'] = -_check_score(mi_id, len(pi), 'mi_id'), -_check_score(mi_ood, len(po), 'mi_ood')
+    if mi_id is not None:
+        si['mi'], so['mi'] = -_check_score(mi_id, len(pi), 'mi_id'), -_check_score(mi_ood, len(po), 'mi_ood')
     if residual_id is not None:
         what = 'transition residuals, e.g. `Director.transition_residual(batch)`'
-        si['residual'], so['residual'] = -_check_score(residual_id, len(pi), 'residual_id', what), -_check_score(residual_ood, len(po), 'residual_ood', what)
+        si['residual'], so['residual'] = -_check_score(residual_id, len(pi), 'residual_id',
+                                                       what), -_check_score(residual_ood, len(po),
+                                                                            'residual_ood', what)
     out = dict(positive='in-distribution (label 1)')
     res = {k: _ood_block(si[k], so[k], tpr) for k in si}
     for k, r in res.items(): out.update({f'{k}/{m}': v for m, v in r.items()})
@@ -329,11 +375,14 @@ def _preds(preds_or_probs, labels):
     if x.ndim == 2:
         p, y = _prep(x, labels)
         return p.argmax(1), y
-    check_value('preds', x.ndim == 1 and x.dtype.kind in 'iu', f'an array of shape {x.shape}, dtype {x.dtype}',
+    check_value('preds', x.ndim == 1 and x.dtype.kind in 'iu',
+                f'an array of shape {x.shape}, dtype {x.dtype}',
                 'probabilities (n, C) or integer predictions (n,)')
     y = _to_numpy(labels, 'labels')
-    if len(y) != len(x): raise ValueError(f"shape mismatch: `labels` has {len(y)} entries but `preds` has {len(x)}")
-    check_value('labels', y.ndim == 1 and y.dtype.kind in 'iu', f'dtype {y.dtype}', 'a 1-d array of integer class indices')
+    if len(y) != len(x):
+        raise ValueError(f"shape mismatch: `labels` has {len(y)} entries but `preds` has {len(x)}")
+    check_value('labels', y.ndim == 1 and y.dtype.kind in 'iu', f'dtype {y.dtype}',
+                'a 1-d array of integer class indices')
     check_value('preds', len(x) >= 1, len(x), 'at least one prediction')
     return x, y
 
@@ -363,28 +412,38 @@ def aggregate(records:list # one flat metrics dict per seed (same keys)
              )->dict:
     "Per metric: `dict(mean, std, se, n)` over seeds (std with ddof 1, se = std/sqrt(n))."
     check_type('records', records, (list, tuple))
-    check_value('records', len(records) >= 1 and all(isinstance(r, dict) for r in records), f'{len(records)} item(s)', 'a non-empty list of dicts')
+    check_value('records', len(records) >= 1 and all(isinstance(r, dict) for r in records),
+                f'{len(records)} item(s)', 'a non-empty list of dicts')
     keys = list(records[0])
     for i, r in enumerate(records):
-        if set(r) != set(keys): raise ValueError(f"records[{i}] has keys {sorted(r)} but records[0] has {sorted(keys)}; every seed needs the same metrics")
+        if set(r) != set(keys):
+            raise ValueError(f"records[{i}] has keys {sorted(r)} but records[0] has {sorted(keys)}; every "
+                             "seed needs the same metrics")
     if len(records) == 1: _undefined(['std', 'se'], 'one record (ddof=1 needs at least two seeds)')
     out = {}
     for k in keys:
         vals = [r[k] for r in records]
         if all(isinstance(v, str) for v in vals):
-            check_value(k, len(set(vals)) == 1, sorted(set(vals)), 'the same string in every record'); out[k] = vals[0]; continue
+            check_value(k, len(set(vals)) == 1, sorted(set(vals)), 'the same string in every record')
+            out[k] = vals[0]
+            continue
         v = np.asarray(vals, dtype=np.float64)
         sd = float(np.std(v, ddof=1)) if len(v) > 1 else float('nan')
         out[k] = dict(mean=float(v.mean()), std=sd, se=sd/math.sqrt(len(v)), n=len(v))
     return out
 
 # %% ../nbs/16_metrics.ipynb #08e82eb2
-SCALES = dict(acc=100, ece=100, mce=100, aece=100, cw_ece=100, nll=10, brier=100, aurc=1000, eaurc=1000, auroc=100,
-              aupr_success=100, aupr_error=100, fpr95=100, fpr95_first=100, aupr_in=100, aupr_out=100, mcc=100, mcc_per_batch=100, mean_mi=1, mean_mi_id=1)
+SCALES = dict(acc=100, ece=100, mce=100, aece=100, cw_ece=100, nll=10, brier=100, aurc=1000, eaurc=1000,
+              auroc=100,
+              aupr_success=100, aupr_error=100, fpr95=100, fpr95_first=100, aupr_in=100, aupr_out=100,
+              mcc=100, mcc_per_batch=100, mean_mi=1, mean_mi_id=1)
 _UNIT = {100: '%', 10: '×10', 1000: '×1000', 1: 'nats'}
-_NAMES = dict(acc='ACC', ece='ECE', mce='MCE', aece='aECE', cw_ece='cwECE', nll='NLL', brier='Brier', aurc='AURC', eaurc='E-AURC',
-              auroc='AUROC', aupr_success='AUPR-succ', aupr_error='AUPR-err', fpr95='FPR95', fpr95_first='FPR95 (first)',
-              aupr_in='AUPR-In', aupr_out='AUPR-Out', mcc='MCC', mcc_per_batch='MCC (per batch)', mean_mi='mean MI', mean_mi_id='mean MI (ID)')
+_NAMES = dict(acc='ACC', ece='ECE', mce='MCE', aece='aECE', cw_ece='cwECE', nll='NLL', brier='Brier',
+              aurc='AURC', eaurc='E-AURC',
+              auroc='AUROC', aupr_success='AUPR-succ', aupr_error='AUPR-err', fpr95='FPR95',
+              fpr95_first='FPR95 (first)',
+              aupr_in='AUPR-In', aupr_out='AUPR-Out', mcc='MCC', mcc_per_batch='MCC (per batch)',
+              mean_mi='mean MI', mean_mi_id='mean MI (ID)')
 
 def _scale_of(k):
     base = k.split('/')[-1]
@@ -399,7 +458,8 @@ def scaled(metrics:dict # raw metrics (from `evaluate`, `ood_metrics`, `mcc`...)
     out = {}
     for k, v in metrics.items():
         if isinstance(v, str): out[k] = v
-        elif isinstance(v, dict): out[k] = {s: (x*_scale_of(k) if s in ('mean', 'std', 'se') else x) for s, x in v.items()}
+        elif isinstance(v, dict):
+            out[k] = {s: (x*_scale_of(k) if s in ('mean', 'std', 'se') else x) for s, x in v.items()}
         else: out[k] = float(v)*_scale_of(k)
     return out
 
@@ -418,7 +478,8 @@ def paper_table(rows:dict, # {method name: raw metrics dict or `aggregate` resul
     out = {}
     for name, m in rows.items():
         s = scaled(m)
-        out[name] = {_col(k): (f"{v['mean']:.{digits}f} ± {v[err]:.{digits}f}" if isinstance(v, dict) else f"{v:.{digits}f}")
+        out[name] = {_col(k): (f"{v['mean']:.{digits}f} ± {v[err]:.{digits}f}" if isinstance(v,
+                dict) else f"{v:.{digits}f}")
                      for k, v in s.items() if not isinstance(v, str)}
     return pd.DataFrame.from_dict(out, orient='index')
 
@@ -427,7 +488,8 @@ BOOT_METRICS = ('acc', 'ece', 'nll', 'brier', 'mcc')
 
 # %% ../nbs/16_metrics.ipynb #85670866
 def _boot_stats(p, y, names, n_bins):
-    "Per-example matrices `S[m]` (n, k): metric m on a resample with counts w is a fixed function of `w @ S[m]`."
+    """Per-example matrices `S[m]` (n, k): metric m on a resample with counts w is a fixed function of `w @
+    S[m]`."""
     n, K = p.shape
     conf, hit = _conf_correct(p, y)
     r, out = np.arange(n), {}
@@ -458,17 +520,21 @@ def _boot_value(m, s, total, K):
 def _boot_inputs(probs_a, probs_b, labels):
     many = isinstance(probs_a, (list, tuple))
     if many != isinstance(probs_b, (list, tuple)):
-        raise TypeError("`probs_a` and `probs_b` must both be arrays (one run each) or both lists (one array per seed)")
+        raise TypeError("`probs_a` and `probs_b` must both be arrays (one run each) or both lists (one "
+                        "array per seed)")
     A, B = (list(probs_a), list(probs_b)) if many else ([probs_a], [probs_b])
     if not A or len(A) != len(B):
-        raise ValueError(f"`probs_a` and `probs_b` must hold the same non-zero number of seeds, got {len(A)} and {len(B)}")
+        raise ValueError("`probs_a` and `probs_b` must hold the same non-zero number of seeds, got "
+                         f"{len(A)} and {len(B)}")
     pa, pb = [], []
     for name, src, dst in (('probs_a', A, pa), ('probs_b', B, pb)):
         for i, x in enumerate(src):
             p = check_probs(x)
             if (pa or pb) and p.shape != (pa or pb)[0].shape:
-                raise ValueError(f"shape mismatch: {name}{f'[{i}]' if many else ''} is {p.shape} but the first array is "
-                                 f"{(pa or pb)[0].shape}; both methods must be scored on the same test examples and classes")
+                raise ValueError(f"shape mismatch: {name}{f'[{i}]' if many else ''} is {p.shape} but the "
+                                 "first array is "
+                                 f"{(pa or pb)[0].shape}; both methods must be scored on the same test "
+                                 "examples and classes")
             y = check_labels(labels, len(p), p.shape[1])
             dst.append(p)
     return pa, pb, y
@@ -478,34 +544,42 @@ def _boot_metrics(metrics):
     if isinstance(metrics, str): metrics = (metrics,)
     if isinstance(metrics, dict):
         for k, f in metrics.items():
-            if not callable(f) and f not in BOOT_METRICS: raise TypeError(f"`metrics[{k!r}]` must be a callable f(probs, labels) -> float")
+            if not callable(f) and f not in BOOT_METRICS:
+                raise TypeError(f"`metrics[{k!r}]` must be a callable f(probs, labels) -> float")
         return {k: f for k, f in metrics.items()}
     check_type('metrics', metrics, (list, tuple), 'a metric name, a list of names or a dict {name: callable}')
     bad = [m for m in metrics if m not in BOOT_METRICS]
-    if bad: raise ValueError(f"unknown metric(s) {bad}: use names from {list(BOOT_METRICS)} or pass {{name: f(probs, labels) -> float}}")
+    if bad:
+        raise ValueError(f"unknown metric(s) {bad}: use names from {list(BOOT_METRICS)} or pass "
+                         f"{{name: f(probs, labels) -> float}}")
     check_value('metrics', len(metrics) >= 1, metrics, 'at least one metric')
     return {m: m for m in metrics}
 
 # %% ../nbs/16_metrics.ipynb #97f7a0f5
 def _seed_mean_diff(mets, stats, pa, pb, y, w, total, idx=None)->dict:
-    "Seed-mean metric(A) - metric(B) for the resample counts `w` (B, n) (or explicit indices `idx` for callables)."
+    """Seed-mean metric(A) - metric(B) for the resample counts `w` (B, n) (or explicit indices `idx` for
+    callables)."""
     n, K = pa[0].shape; out = {}
     for k, f in mets.items():
         if isinstance(f, str):
-            out[k] = np.mean([_boot_value(f, w @ sa[f], total, K) - _boot_value(f, w @ sb[f], total, K) for sa, sb in stats], 0)
+            out[k] = np.mean([_boot_value(f, w @ sa[f], total, K) - _boot_value(f, w @ sb[f], total,
+                                                                                K) for sa, sb in stats], 0)
         else:
             ii = [np.arange(n)] if idx is None else idx
-            out[k] = np.array([np.mean([float(f(a[i], y[i])) - float(f(b[i], y[i])) for a, b in zip(pa, pb)]) for i in ii])
+            out[k] = np.array([np.mean([float(f(a[i], y[i])) - float(f(b[i], y[i])) for a,
+                                        b in zip(pa, pb)]) for i in ii])
     return out
 
 # %% ../nbs/16_metrics.ipynb #61a29620
 def _boot_draws(diff, n, n_boot, seed)->dict:
-    "Resampled differences `{metric: (n_boot,)}`: `diff(w, total, idx)` on `n_boot` resamples of n examples, in memory-bounded chunks."
+    """Resampled differences `{metric: (n_boot,)}`: `diff(w, total, idx)` on `n_boot` resamples of n examples,
+    in memory-bounded chunks."""
     rng, chunk, draws = np.random.default_rng(seed), max(1, 2_000_000//n), {}
     for s in range(0, n_boot, chunk):
         b = min(chunk, n_boot - s)
         idx = rng.integers(0, n, (b, n))
-        w = np.bincount((idx + n*np.arange(b)[:, None]).ravel(), minlength=b*n).reshape(b, n).astype(np.float64)
+        w = np.bincount((idx + n*np.arange(b)[:, None]).ravel(), minlength=b*n).reshape(b,
+                                                                                        n).astype(np.float64)
         for k, v in diff(w, n, idx).items(): draws.setdefault(k, []).append(v)
     return {k: np.concatenate(v) for k, v in draws.items()}
 
@@ -513,15 +587,18 @@ def _boot_draws(diff, n, n_boot, seed)->dict:
 def paired_bootstrap(probs_a, # (n, C) probabilities of method A, or a list of them (one per seed)
                      probs_b, # the same for method B, on the same examples (and the same number of seeds)
                      labels, # (n,) integer labels shared by every array
-                     metrics=('ece', 'nll'), # names from `BOOT_METRICS`, or a dict {name: f(probs, labels) -> float}
+                     metrics=('ece',
+                              'nll'), # names from `BOOT_METRICS`, or a dict {name: f(probs, labels) -> float}
                      n_boot:int=2000, # number of resamples
                      level:float=0.95, # coverage of the percentile interval
                      seed:int=0, # seed of the resampling
                      n_bins:int=15 # ECE bins
                     )->dict:
-    "Per metric: `dict(diff, lo, hi, frac_a_lower, n, n_seeds, n_boot, level)` for metric(A) − metric(B), paired over test examples."
+    """Per metric: `dict(diff, lo, hi, frac_a_lower, n, n_seeds, n_boot, level)` for metric(A) − metric(B),
+    paired over test examples."""
     check_type('n_boot', n_boot, int); check_value('n_boot', n_boot >= 10, n_boot, 'an integer >= 10')
-    check_type('level', level, float); check_value('level', 0 < level < 1, level, 'a number strictly between 0 and 1')
+    check_type('level', level, float)
+    check_value('level', 0 < level < 1, level, 'a number strictly between 0 and 1')
     check_type('seed', seed, int); _check_bins(n_bins)
     pa, pb, y = _boot_inputs(probs_a, probs_b, labels)
     mets = _boot_metrics(metrics)
@@ -530,14 +607,17 @@ def paired_bootstrap(probs_a, # (n, C) probabilities of method A, or a list of t
     stats = [(_boot_stats(a, y, named, n_bins), _boot_stats(b, y, named, n_bins)) for a, b in zip(pa, pb)]
     diff = lambda w, total, idx=None: _seed_mean_diff(mets, stats, pa, pb, y, w, total, idx)
     full, draws, a = diff(np.ones((1, n)), n), _boot_draws(diff, n, n_boot, seed), (1 - level)/2
-    return {k: dict(diff=float(full[k][0]), lo=float(np.quantile(draws[k], a)), hi=float(np.quantile(draws[k], 1 - a)),
-                    frac_a_lower=float(np.mean(draws[k] < 0)), n=n, n_seeds=len(pa), n_boot=n_boot, level=level) for k in mets}
+    return {k: dict(diff=float(full[k][0]), lo=float(np.quantile(draws[k], a)),
+                    hi=float(np.quantile(draws[k], 1 - a)),
+                    frac_a_lower=float(np.mean(draws[k] < 0)), n=n, n_seeds=len(pa), n_boot=n_boot,
+                    level=level) for k in mets}
 
 # %% ../nbs/16_metrics.ipynb #1503665f
 def paired_table(results:dict, # {row label: a `paired_bootstrap` result}
                  digits:int=2 # decimals, in paper units
                 )->pd.DataFrame:
-    "Formatted `Δ [lo, hi]` (paper units, `*` when the interval excludes 0) and `P(A lower)` columns, one row per comparison."
+    """Formatted `Δ [lo, hi]` (paper units, `*` when the interval excludes 0) and `P(A lower)` columns, one
+    row per comparison."""
     check_type('results', results, dict)
     rows = {}
     for lab, res in results.items():
@@ -547,7 +627,8 @@ def paired_table(results:dict, # {row label: a `paired_bootstrap` result}
             s = _scale_of(k) if k in SCALES else 1
             u = f" ({_UNIT[s]})" if k in SCALES else ''
             star = '*' if r['lo'] > 0 or r['hi'] < 0 else ''
-            row[f"Δ{_NAMES.get(k, k)}{u}"] = f"{r['diff']*s:+.{digits}f} [{r['lo']*s:+.{digits}f}, {r['hi']*s:+.{digits}f}]{star}"
+            row[f"Δ{_NAMES.get(k, k)}{u}"] = (f"{r['diff']*s:+.{digits}f} [{r['lo']*s:+.{digits}f}, "
+                                              f"{r['hi']*s:+.{digits}f}]{star}")
             row[f"P(A lower) {_NAMES.get(k, k)}"] = f"{r['frac_a_lower']:.2f}"
         rows[lab] = row
     return pd.DataFrame.from_dict(rows, orient='index')
@@ -589,14 +670,18 @@ def reliability_diagram(probs, # (n, C) probabilities, or {method: probabilities
         nz = s['count'] > 0
         lab = f"{name + ': ' if name else ''}ECE {100*e:.2f}%"
         if len(items) == 1:
-            ax.bar(s['lower'][nz], s['acc'][nz], width=w, align='edge', edgecolor='k', lw=0.5, label='accuracy')
-            ax.bar(s['lower'][nz], s['conf'][nz] - s['acc'][nz], bottom=s['acc'][nz], width=w, align='edge', color='tab:red', alpha=0.3, label='gap')
+            ax.bar(s['lower'][nz], s['acc'][nz], width=w, align='edge', edgecolor='k', lw=0.5,
+                   label='accuracy')
+            ax.bar(s['lower'][nz], s['conf'][nz] - s['acc'][nz], bottom=s['acc'][nz], width=w, align='edge',
+                   color='tab:red', alpha=0.3, label='gap')
             ax.text(0.04, 0.9, lab, transform=ax.transAxes, fontsize=8)
         else: ax.plot(s['conf'][nz], s['acc'][nz], 'o-', ms=3, label=lab)
         conf = check_probs(p).max(1)
-        axh.hist(conf, bins=np.linspace(0, 1, n_bins + 1), alpha=0.5 if len(items) > 1 else 0.9, label=name or None)
+        axh.hist(conf, bins=np.linspace(0, 1, n_bins + 1), alpha=0.5 if len(items) > 1 else 0.9,
+                 label=name or None)
     ax.plot([0, 1], [0, 1], 'k--', lw=0.8)
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel='confidence', ylabel='accuracy'); ax.legend(fontsize=7, loc='lower right')
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel='confidence', ylabel='accuracy')
+    ax.legend(fontsize=7, loc='lower right')
     axh.set(xlim=(0, 1), xlabel='confidence', ylabel='count')
     if len(items) > 1: axh.legend(fontsize=7)
     if title: fig.suptitle(title)
@@ -626,30 +711,36 @@ def ood_hist(probs_id, # (n_id, C) probabilities on ID data
             ):
     "Histograms of an OOD score on ID and OOD data, with the AUROC (ID positive) in the title."
     check_value('score', score in OOD_SCORES, score, f'one of {OOD_SCORES}')
-    if score == 'energy' and (logits_id is None or logits_ood is None): raise ValueError("score='energy' needs `logits_id` and `logits_ood`")
+    if score == 'energy' and (logits_id is None or logits_ood is None):
+        raise ValueError("score='energy' needs `logits_id` and `logits_ood`")
     pi, po = check_probs(probs_id, 'probs_id'), check_probs(probs_ood, 'probs_ood')
     li = lo = None
-    if score == 'energy': li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood', False)
+    if score == 'energy':
+        li, lo = _check_logits(logits_id, pi, 'logits_id', False), _check_logits(logits_ood, po, 'logits_ood',
+                                                                                 False)
     si, so = _ood_scores(pi, li)[score], _ood_scores(po, lo)[score]
     fig, ax = _fig()
     edges = np.histogram_bin_edges(np.r_[si, so], bins=bins)
     ax.hist(si, bins=edges, alpha=0.6, density=True, label=f'ID (n={len(si)})')
     ax.hist(so, bins=edges, alpha=0.6, density=True, label=f'OOD (n={len(so)})')
     auc = _ood_block(si, so)['auroc']
-    ax.set(xlabel=dict(msp='max softmax probability', entropy='negative entropy', energy='energy score (logsumexp)')[score],
+    ax.set(xlabel=dict(msp='max softmax probability', entropy='negative entropy',
+                       energy='energy score (logsumexp)')[score],
            ylabel='density', title=f'{score}: AUROC {100*auc:.1f}% (ID positive)')
     ax.legend(fontsize=7); fig.tight_layout()
     return fig
 
 # %% ../nbs/16_metrics.ipynb #801e07cd
-def severity_plot(records, # list of dicts or a DataFrame with columns `method`, `severity`, the metric (and e.g. `corruption`)
+def severity_plot(records, # dicts or a DataFrame with columns `method`, `severity`, the metric
                   metric:str='ece', # the column to plot (raw units; shown in paper units)
                   method_col:str='method', severity_col:str='severity'
                  ):
     "Ovadia-style shift plot: per severity, a box over corruptions for each method (metric in paper units)."
-    df = records if isinstance(records, pd.DataFrame) else pd.DataFrame(check_type('records', records, (list, tuple)))
+    df = records if isinstance(records,
+                               pd.DataFrame) else pd.DataFrame(check_type('records', records, (list, tuple)))
     for c in (method_col, severity_col, metric):
-        if c not in df.columns: raise ValueError(f"`records` has no column `{c}`; columns are {list(df.columns)}")
+        if c not in df.columns:
+            raise ValueError(f"`records` has no column `{c}`; columns are {list(df.columns)}")
     sc = _scale_of(metric)
     fig, ax = _fig()
     meths, sevs = list(dict.fromkeys(df[method_col])), sorted(df[severity_col].unique())
@@ -658,10 +749,12 @@ def severity_plot(records, # list of dicts or a DataFrame with columns `method`,
         d = df[df[method_col] == mth]
         data = [d.loc[d[severity_col] == s, metric].to_numpy()*sc for s in sevs]
         pos = np.arange(len(sevs)) + (j - (len(meths) - 1)/2)*w
-        bp = ax.boxplot(data, positions=pos, widths=w*0.9, patch_artist=True, manage_ticks=False, flierprops=dict(ms=2))
+        bp = ax.boxplot(data, positions=pos, widths=w*0.9, patch_artist=True, manage_ticks=False,
+                        flierprops=dict(ms=2))
         for b in bp['boxes']: b.set(facecolor=f'C{j}', alpha=0.6)
         ax.plot([], [], 's', color=f'C{j}', label=mth)
     ax.set_xticks(np.arange(len(sevs)), [str(s) for s in sevs])
-    ax.set(xlabel='corruption severity', ylabel=f'{_NAMES.get(metric, metric)} ({_UNIT[sc]})'); ax.legend(fontsize=7)
+    ax.set(xlabel='corruption severity', ylabel=f'{_NAMES.get(metric, metric)} ({_UNIT[sc]})')
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

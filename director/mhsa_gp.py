@@ -20,8 +20,10 @@ from .core import check_type, check_value
 def _f64(name, x):
     "`x` (tensor, array or number) as a finite float64 tensor; raises naming `name` otherwise."
     check_type(name, x, (torch.Tensor, np.ndarray, float, int), 'a tensor, array or number')
-    t = x.to(torch.float64) if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
-    check_value(name, bool(torch.isfinite(t).all()), f'tensor of shape {tuple(t.shape)} with non-finite entries', 'finite')
+    t = x.to(torch.float64) if isinstance(x,
+                                          torch.Tensor) else torch.as_tensor(np.asarray(x, dtype=np.float64))
+    check_value(name, bool(torch.isfinite(t).all()),
+                f'tensor of shape {tuple(t.shape)} with non-finite entries', 'finite')
     return t
 
 # %% ../nbs/01_mhsa_gp.ipynb #a8e3df3c
@@ -32,10 +34,12 @@ def _reduce(x, dim):
 # %% ../nbs/01_mhsa_gp.ipynb #df0e0796
 def _check_qkv(q, k, v):
     q, k, v = _f64('q', q), _f64('k', k), _f64('v', v)
-    for n, t in dict(q=q, k=k, v=v).items(): check_value(n, t.ndim >= 2, tuple(t.shape), 'a tensor of shape (..., tokens, features)')
+    for n, t in dict(q=q, k=k, v=v).items():
+        check_value(n, t.ndim >= 2, tuple(t.shape), 'a tensor of shape (..., tokens, features)')
     check_value('k', k.shape[-1] == q.shape[-1] and k.shape[:-2] == q.shape[:-2], tuple(k.shape),
                 f'shape (..., M, {q.shape[-1]}) with the batch dimensions {tuple(q.shape[:-2])} of `q`')
-    check_value('v', v.shape[:-1] == k.shape[:-1], tuple(v.shape), f'shape {tuple(k.shape[:-1])} + (d_v,) like `k`')
+    check_value('v', v.shape[:-1] == k.shape[:-1], tuple(v.shape),
+                f'shape {tuple(k.shape[:-1])} + (d_v,) like `k`')
     return q, k, v
 
 # %% ../nbs/01_mhsa_gp.ipynb #23a8ce03
@@ -47,12 +51,15 @@ def _scores_mask(mask, q, k):
     M, shape = k.shape[-2], q.shape[:-1] + (k.shape[-2],)
     if mask.ndim < q.ndim:
         ok = mask.shape[-1] == M and mask.shape[:-1] == q.shape[:mask.ndim - 1]
-        check_value('mask', ok, tuple(mask.shape), f'a key mask of shape (<leading batch dims of q>, {M}) or a full mask like {tuple(shape)}')
+        check_value('mask', ok, tuple(mask.shape),
+                    f'a key mask of shape (<leading batch dims of q>, {M}) or a full mask like '
+                    f'{tuple(shape)}')
         mask = mask.reshape(mask.shape[:-1] + (1,)*(q.ndim - mask.ndim) + (M,))
     ok = mask.ndim == q.ndim and all(a in (1, b) for a, b in zip(mask.shape, shape))
     check_value('mask', ok, tuple(mask.shape), f'broadcastable to {tuple(shape)}')
     m = mask.expand(shape)
-    check_value('mask', bool(m.any(-1).all()), 'a mask hiding every key from some query', 'a mask leaving each query at least one key')
+    check_value('mask', bool(m.any(-1).all()), 'a mask hiding every key from some query',
+                'a mask leaving each query at least one key')
     return m
 
 # %% ../nbs/01_mhsa_gp.ipynb #2bd0f5dc
@@ -60,7 +67,8 @@ def attention_ref(q, # queries (..., N, d_h)
                   k, # keys (..., M, d_h)
                   v, # values (..., M, d_v)
                   scale:float|None=None, # logit scale, default 1/sqrt(d_h)
-                  mask:torch.Tensor|None=None, # bool, True = visible key: (batch..., M) key mask or (..., N, M)
+                  mask:torch.Tensor
+                  |None=None, # bool, True = visible key: (batch..., M) key mask or (..., N, M)
                   return_weights:bool=False # also return the (..., N, M) attention weights
                  ):
     "Softmax attention, Eq. (1), in float64 with an explicit loop over queries."
@@ -72,7 +80,8 @@ def attention_ref(q, # queries (..., N, d_h)
     lead, N, M = q.shape[:-2], q.shape[-2], k.shape[-2]
     Q, K, V = q.reshape(-1, N, q.shape[-1]), k.reshape(-1, M, k.shape[-1]), v.reshape(-1, M, v.shape[-1])
     Mk = None if m is None else m.reshape(-1, N, M)
-    out, W = torch.zeros(Q.shape[0], N, V.shape[-1], dtype=torch.float64), torch.zeros(Q.shape[0], N, M, dtype=torch.float64)
+    out, W = torch.zeros(Q.shape[0], N, V.shape[-1], dtype=torch.float64), torch.zeros(Q.shape[0], N, M,
+                                                                                       dtype=torch.float64)
     for b in range(Q.shape[0]):
         for i in range(N):
             s = scale*(K[b] @ Q[b, i])
@@ -121,11 +130,13 @@ def kernel_smoother_ref(q, # query locations (..., N, d)
     kernel = exp_kernel if kernel is None else kernel
     check_type('kernel', kernel, Callable, 'a callable (q, k) -> kernel matrix')
     K = _f64('kernel(q, k)', kernel(q, k))
-    check_value('kernel(q, k)', K.shape == q.shape[:-1] + k.shape[-2:-1] and bool((K >= 0).all()), tuple(K.shape),
+    check_value('kernel(q, k)', K.shape == q.shape[:-1] + k.shape[-2:-1] and bool((K >= 0).all()),
+                tuple(K.shape),
                 f'a non-negative matrix of shape {tuple(q.shape[:-1] + k.shape[-2:-1])}')
     m = _scores_mask(mask, q, k)
     if m is not None: K = K.masked_fill(~m, 0.)
-    check_value('kernel(q, k)', bool((K.sum(-1) > 0).all()), 'a matrix with an all-zero row', 'positive total weight for every query')
+    check_value('kernel(q, k)', bool((K.sum(-1) > 0).all()), 'a matrix with an all-zero row',
+                'positive total weight for every query')
     W = K/K.sum(-1, keepdim=True)
     return (W @ v, W) if return_weights else W @ v
 
@@ -138,16 +149,19 @@ def gp_posterior_ref(K_xx, # (M, M) Gram matrix of the observed points
                     )->tuple:
     "GP posterior `(mean, cov)` at the test points, Eq. (4), in float64: mean (S,) or (S, D), cov (S, S)."
     K_xx, K_sx, K_ss, y = _f64('K_xx', K_xx), _f64('K_sx', K_sx), _f64('K_ss', K_ss), _f64('y', y)
-    check_value('K_xx', K_xx.ndim == 2 and K_xx.shape[0] == K_xx.shape[1] and torch.allclose(K_xx, K_xx.T, atol=1e-10),
+    check_value('K_xx', K_xx.ndim == 2 and K_xx.shape[0] == K_xx.shape[1] and torch.allclose(K_xx, K_xx.T,
+                                                                                             atol=1e-10),
                 tuple(K_xx.shape), 'a symmetric square matrix')
     M = K_xx.shape[0]
-    check_value('K_sx', K_sx.ndim == 2 and K_sx.shape[1] == M, tuple(K_sx.shape), f'a matrix of shape (S, {M})')
+    check_value('K_sx', K_sx.ndim == 2 and K_sx.shape[1] == M, tuple(K_sx.shape),
+                f'a matrix of shape (S, {M})')
     S = K_sx.shape[0]
     check_value('K_ss', tuple(K_ss.shape) == (S, S), tuple(K_ss.shape), f'a matrix of shape ({S}, {S})')
     check_value('y', y.ndim in (1, 2) and y.shape[0] == M, tuple(y.shape), f'shape ({M},) or ({M}, D)')
     check_type('noise', noise, (int, float)); check_value('noise', noise >= 0, noise, 'a variance >= 0')
     C, info = torch.linalg.cholesky_ex(K_xx + noise*torch.eye(M, dtype=torch.float64))
-    check_value('K_xx + noise*I', int(info) == 0, f'a matrix that is not positive definite (order {M})', 'positive definite (add noise or jitter)')
+    check_value('K_xx + noise*I', int(info) == 0, f'a matrix that is not positive definite (order {M})',
+                'positive definite (add noise or jitter)')
     yy = y[:, None] if y.ndim == 1 else y
     mean = K_sx @ torch.cholesky_solve(yy, C)
     Vt = torch.linalg.solve_triangular(C, K_sx.T, upper=False)
@@ -156,9 +170,11 @@ def gp_posterior_ref(K_xx, # (M, M) Gram matrix of the observed points
 # %% ../nbs/01_mhsa_gp.ipynb #666803bf
 def recut_plan(n_blocks:int # number L of pre-LN blocks in the backbone
               )->list:
-    "The re-cut blocks of Eq. (7) as (t, tau, content) rows, then the head: which original sub-blocks each new block runs."
+    """The re-cut blocks of Eq. (7) as (t, tau, content) rows, then the head: which original sub-blocks each
+    new block runs."""
     check_type('n_blocks', n_blocks, int); check_value('n_blocks', n_blocks >= 1, n_blocks, 'an integer >= 1')
-    rows = [(t, t - 1, f'attn[{t}]' if t == 1 else f'mlp[{t-1}] -> attn[{t}]') for t in range(1, n_blocks + 1)]
+    rows = [(t, t - 1, f'attn[{t}]' if t == 1 else f'mlp[{t-1}] -> attn[{t}]') for t in range(1,
+                                                                                              n_blocks + 1)]
     return rows + [('head', None, f'mlp[{n_blocks}] -> final norm -> pool -> linear')]
 
 # %% ../nbs/01_mhsa_gp.ipynb #7c69625b
@@ -166,13 +182,15 @@ def recut_traces_ref(x0:torch.Tensor, # X_0, the embedded tokens (B, N, d)
                      blocks:Sequence, # pre-LN blocks with .norm1, .attn, .norm2, .mlp
                      mask:torch.Tensor|None=None # (B, N) bool key mask passed to each attention, or None
                     )->dict:
-    "Traces `xs=[X_0..X_L]` of the re-cut blocks, Eq. (7), and `z`, the state after the last MLP (input of the final norm)."
+    """Traces `xs=[X_0..X_L]` of the re-cut blocks, Eq. (7), and `z`, the state after the last MLP (input of
+    the final norm)."""
     check_type('x0', x0, torch.Tensor)
     check_type('blocks', blocks, (Sequence, torch.nn.ModuleList), 'a sequence of blocks')
     check_value('blocks', len(blocks) >= 1, len(blocks), 'a non-empty sequence of blocks')
     for i, b in enumerate(blocks):
         miss = [a for a in ('norm1', 'attn', 'norm2', 'mlp') if not hasattr(b, a)]
-        check_value(f'blocks[{i}]', not miss, type(b).__name__, f'a block with .norm1, .attn, .norm2, .mlp (missing {miss})')
+        check_value(f'blocks[{i}]', not miss, type(b).__name__,
+                    f'a block with .norm1, .attn, .norm2, .mlp (missing {miss})')
     def attn(b, z): return b.attn(z) if mask is None else b.attn(z, mask)
     xs = [x0]
     for t, b in enumerate(blocks, start=1):
@@ -183,7 +201,8 @@ def recut_traces_ref(x0:torch.Tensor, # X_0, the embedded tokens (B, N, d)
 # %% ../nbs/01_mhsa_gp.ipynb #b1244b43
 def _check_std(name, s, strict=True):
     s = _f64(name, s)
-    check_value(name, bool((s > 0).all()) if strict else bool((s >= 0).all()), f'tensor with min {float(s.min()):.3g}',
+    check_value(name, bool((s > 0).all()) if strict else bool((s >= 0).all()),
+                f'tensor with min {float(s.min()):.3g}',
                 'positive standard deviations' if strict else 'non-negative standard deviations')
     return s
 
@@ -195,7 +214,8 @@ def diag_gauss_kl_ref(mu_p, # mean of p (teacher)
                       dim:int|tuple|None=None # dimensions to sum over; None sums every entry
                      )->torch.Tensor:
     "KL(N(mu_p, s_p^2) || N(mu_q, s_q^2)) of diagonal Gaussians, Eq. (9), summed over `dim`, float64."
-    mu_p, mu_q, s_p, s_q = _f64('mu_p', mu_p), _f64('mu_q', mu_q), _check_std('s_p', s_p), _check_std('s_q', s_q)
+    mu_p, mu_q, s_p, s_q = _f64('mu_p', mu_p), _f64('mu_q', mu_q), _check_std('s_p', s_p), _check_std('s_q',
+                                                                                                      s_q)
     r = (s_p/s_q)**2
     return _reduce(0.5*(r + ((mu_q - mu_p)/s_q)**2 - 1 - torch.log(r)), dim)
 
@@ -224,12 +244,15 @@ def linear_gaussian_chain(n_steps:int=3, # L, number of transitions
                           gain:float=0.9, # spectral norm of every A_t (< 1 keeps the chain stable)
                           s_range:tuple=(0.2, 1.0) # transition stds are uniform in this range
                          )->dict:
-    "A random linear-Gaussian chain `dict(A=(L,d,d), b=(L,d), s=(L,d))`, X_t = A_t X_{t-1} + b_t + s_t * eps, float64."
+    """A random linear-Gaussian chain `dict(A=(L,d,d), b=(L,d), s=(L,d))`, X_t = A_t X_{t-1} + b_t + s_t *
+    eps, float64."""
     for n, v in dict(n_steps=n_steps, dim=dim, seed=seed).items(): check_type(n, v, int)
-    check_value('n_steps', n_steps >= 1, n_steps, 'an integer >= 1'); check_value('dim', dim >= 1, dim, 'an integer >= 1')
+    check_value('n_steps', n_steps >= 1, n_steps, 'an integer >= 1')
+    check_value('dim', dim >= 1, dim, 'an integer >= 1')
     check_type('gain', gain, (int, float)); check_value('gain', gain > 0, gain, 'a positive number')
     check_type('s_range', s_range, (tuple, list))
-    check_value('s_range', len(s_range) == 2 and 0 < s_range[0] <= s_range[1], s_range, 'a pair (lo, hi) with 0 < lo <= hi')
+    check_value('s_range', len(s_range) == 2 and 0 < s_range[0] <= s_range[1], s_range,
+                'a pair (lo, hi) with 0 < lo <= hi')
     g = torch.Generator().manual_seed(seed)
     A = torch.randn(n_steps, dim, dim, generator=g, dtype=torch.float64)
     A = gain*A/torch.linalg.matrix_norm(A, ord=2)[:, None, None]
@@ -240,11 +263,15 @@ def linear_gaussian_chain(n_steps:int=3, # L, number of transitions
 # %% ../nbs/01_mhsa_gp.ipynb #8ceeb8dc
 def _check_chain(name, c, x0=None):
     check_type(name, c, dict)
-    check_value(name, {'A', 'b', 's'} <= set(c), sorted(c), "a chain dict with keys 'A', 'b', 's' (see `linear_gaussian_chain`)")
+    check_value(name, {'A', 'b', 's'} <= set(c), sorted(c),
+                "a chain dict with keys 'A', 'b', 's' (see `linear_gaussian_chain`)")
     A, b, s = _f64(f'{name}["A"]', c['A']), _f64(f'{name}["b"]', c['b']), _check_std(f'{name}["s"]', c['s'])
     ok = A.ndim == 3 and A.shape[1] == A.shape[2] and b.shape == A.shape[:2] and s.shape == b.shape
-    check_value(name, ok, f'A {tuple(A.shape)}, b {tuple(b.shape)}, s {tuple(s.shape)}', 'shapes A (L,d,d), b (L,d), s (L,d)')
-    if x0 is not None: check_value('x0', tuple(x0.shape) == (A.shape[1],), tuple(x0.shape), f'a vector of shape ({A.shape[1]},)')
+    check_value(name, ok, f'A {tuple(A.shape)}, b {tuple(b.shape)}, s {tuple(s.shape)}',
+                'shapes A (L,d,d), b (L,d), s (L,d)')
+    if x0 is not None:
+        check_value('x0', tuple(x0.shape) == (A.shape[1],), tuple(x0.shape),
+                    f'a vector of shape ({A.shape[1]},)')
     return A, b, s
 
 # %% ../nbs/01_mhsa_gp.ipynb #091747bb
@@ -282,7 +309,8 @@ def mvn_kl_ref(m_p, C_p, m_q, C_q)->torch.Tensor:
     m_p, C_p, m_q, C_q = _f64('m_p', m_p), _f64('C_p', C_p), _f64('m_q', m_q), _f64('C_q', C_q)
     n = m_p.shape[-1]
     for name, m, C in (('p', m_p, C_p), ('q', m_q, C_q)):
-        check_value(f'm_{name}, C_{name}', m.shape == (n,) and C.shape == (n, n), (tuple(m.shape), tuple(C.shape)), f'shapes ({n},) and ({n}, {n})')
+        check_value(f'm_{name}, C_{name}', m.shape == (n,) and C.shape == (n, n),
+                    (tuple(m.shape), tuple(C.shape)), f'shapes ({n},) and ({n}, {n})')
     Lp, ip = torch.linalg.cholesky_ex(C_p); Lq, iq = torch.linalg.cholesky_ex(C_q)
     check_value('C_p', int(ip) == 0, 'a matrix that is not positive definite', 'positive definite')
     check_value('C_q', int(iq) == 0, 'a matrix that is not positive definite', 'positive definite')
@@ -296,10 +324,12 @@ def markov_kl_closed_form(p:dict, # teacher chain (linear-Gaussian)
                           q:dict, # student chain (linear-Gaussian, same L and d)
                           x0 # shared start X_0, shape (d,)
                          )->torch.Tensor:
-    "Expected per-step KLs E_{X_{t-1}~p} KL(p(.|X_{t-1}) || q(.|X_{t-1})), t=1..L: the terms of Eq. (8), shape (L,)."
+    """Expected per-step KLs E_{X_{t-1}~p} KL(p(.|X_{t-1}) || q(.|X_{t-1})), t=1..L: the terms of Eq. (8),
+    shape (L,)."""
     x0 = _f64('x0', x0)
     Ap, bp, sp = _check_chain('p', p, x0); Aq, bq, sq = _check_chain('q', q, x0)
-    check_value('q', Aq.shape == Ap.shape, tuple(Aq.shape), f'a chain with A of shape {tuple(Ap.shape)} like `p`')
+    check_value('q', Aq.shape == Ap.shape, tuple(Aq.shape),
+                f'a chain with A of shape {tuple(Ap.shape)} like `p`')
     ms, Ps = chain_marginals(p, x0)
     out = []
     for t in range(len(Ap)):
@@ -324,13 +354,15 @@ def markov_kl_mc(p, # teacher chain: linear-chain dict or callable (x_prev, t) -
                  seed:int=0, # seed of the trajectories
                  n_steps:int|None=None # L; required when both chains are callables
                 )->dict:
-    "Monte-Carlo KL(p || q) between Markov chains with Gaussian transitions: joint log-ratio and teacher-forced estimators, with standard errors."
+    """Monte-Carlo KL(p || q) between Markov chains with Gaussian transitions: joint log-ratio and
+    teacher-forced estimators, with standard errors."""
     x0 = _f64('x0', x0); check_value('x0', x0.ndim == 1, tuple(x0.shape), 'a vector of shape (d,)')
     (fp, Lp), (fq, Lq) = _as_step('p', p, x0), _as_step('q', q, x0)
     for n, v in dict(n_samples=n_samples, seed=seed).items(): check_type(n, v, int)
     check_value('n_samples', n_samples >= 2, n_samples, 'an integer >= 2')
     L = n_steps if n_steps is not None else (Lp or Lq)
-    check_value('n_steps', isinstance(L, int) and L >= 1 and all(l in (None, L) for l in (Lp, Lq)), L, 'an integer >= 1 matching the chains')
+    check_value('n_steps', isinstance(L, int) and L >= 1 and all(l in (None, L) for l in (Lp, Lq)), L,
+                'an integer >= 1 matching the chains')
     g = torch.Generator().manual_seed(seed)
     x, log_ratio, step_kl = x0.expand(n_samples, -1), 0., 0.
     for t in range(1, L + 1):

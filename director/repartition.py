@@ -15,21 +15,25 @@ import torch
 from torch import nn
 from fastcore.basics import patch
 from .core import check_type, check_value, eval_mode
-from .adapter import (Traces, ctx_index, ctx_repeat, ctx_to, UnsupportedModelError, EquivalenceError, Adapter, HOWTO_URL,
+from .adapter import (Traces, ctx_index, ctx_repeat, ctx_to, UnsupportedModelError, EquivalenceError,
+                              Adapter, HOWTO_URL,
                               check_input, _image_batch, _jsonable, _shell, _opts, CutError, Structure,
                               LayerCut, find_structure, find_cut, capture_shell, run_captured, attn_half,
                               mlp_half, low_precision)
-from .hf_adapter import HFAdapter, HF_FAMILIES, HFFamily, hf_family, hf_refusal, register_hf_family, _build_hf
+from .hf_adapter import (HFAdapter, HF_FAMILIES, HFFamily, hf_family, hf_refusal, register_hf_family,
+                                 _build_hf)
 from .backbones import PaperViT, TextTransformer, build_backbone
 
 # %% ../nbs/11_repartition.ipynb #3a9c103f
 def _paper_spec(model):
     c = model.config
-    if isinstance(model, TextTransformer): return dict(kind='text', vocab_size=c['vocab_size'], max_len=c['max_len'])
+    if isinstance(model, TextTransformer):
+        return dict(kind='text', vocab_size=c['vocab_size'], max_len=c['max_len'])
     return dict(kind='image', channels=c['in_chans'], size=(c['img_size'], c['img_size']))
 
 class PaperEmbed(nn.Module):
-    "Embedding of a paper model: the input check, its own `tokens` (and, for text, its batch unpacking and padding mask)."
+    """Embedding of a paper model: the input check, its own `tokens` (and, for text, its batch unpacking and
+    padding mask)."""
     def __init__(self, model):
         super().__init__()
         self.text, self.input_spec = isinstance(model, TextTransformer), _paper_spec(model)
@@ -42,17 +46,20 @@ class PaperEmbed(nn.Module):
         return self.shell.tokens(_image_batch(batch)), dict(mask=None)
 
 class PaperHead(nn.Module):
-    "Head of a paper model: last block's MLP sub-block, then the model's own `forward_head` (pool, norm, linear)."
+    """Head of a paper model: last block's MLP sub-block, then the model's own `forward_head` (pool, norm,
+    linear)."""
     def __init__(self, model):
         super().__init__()
         last = model.blocks[-1]
         self.norm2, self.mlp = last.norm2, last.mlp
-        self.shell = _shell(model, ('blocks', 'patch_embed', 'pos_embed', 'tok_embed', 'pos_table', 'proj', 'drop'))
+        self.shell = _shell(model,
+                            ('blocks', 'patch_embed', 'pos_embed', 'tok_embed', 'pos_table', 'proj', 'drop'))
     def forward(self, X, ctx): return self.shell.forward_head(X + self.mlp(self.norm2(X)), ctx.get('mask'))
 
 # %% ../nbs/11_repartition.ipynb #052f4ce2
 class PaperAdapter(Adapter):
-    "Adapter for `PaperViT` (family 'paper_vit') and `TextTransformer` ('paper_text'), softmax or GP attention."
+    """Adapter for `PaperViT` (family 'paper_vit') and `TextTransformer` ('paper_text'), softmax or GP
+    attention."""
     def __init__(self, model, **opts):
         check_type('model', model, (PaperViT, TextTransformer))
         self.family = 'paper_text' if isinstance(model, TextTransformer) else 'paper_vit'
@@ -85,7 +92,8 @@ class TimmEmbed(nn.Module):
         super().__init__()
         self.shell = _shell(model, ('blocks', 'norm', 'fc_norm', 'attn_pool', 'head_drop', 'head'))
         pe = model.patch_embed
-        self.input_spec = dict(kind='image', channels=model.in_chans, size=None if getattr(model, 'dynamic_img_size', False) else tuple(pe.img_size))
+        self.input_spec = dict(kind='image', channels=model.in_chans,
+                               size=None if getattr(model, 'dynamic_img_size', False) else tuple(pe.img_size))
     def forward(self, batch):
         s = self.shell
         x = s.patch_embed(_image_batch(check_input(self.input_spec, batch)))
@@ -97,20 +105,25 @@ class TimmHead(nn.Module):
         super().__init__()
         b = model.blocks[-1]
         self.norm2, self.mlp, self.ls2, self.drop_path2 = b.norm2, b.mlp, b.ls2, b.drop_path2
-        self.shell = _shell(model, ('blocks', 'patch_embed', 'cls_token', 'reg_token', 'pos_embed', 'pos_drop', 'patch_drop', 'norm_pre'))
+        self.shell = _shell(model,
+                            ('blocks', 'patch_embed', 'cls_token', 'reg_token', 'pos_embed', 'pos_drop',
+                             'patch_drop', 'norm_pre'))
     def forward(self, X, ctx):
         X = X + self.drop_path2(self.ls2(self.mlp(self.norm2(X))))
         return self.shell.forward_head(self.shell.norm(X))
 
 # %% ../nbs/11_repartition.ipynb #f7c91847
 class TimmViTAdapter(Adapter):
-    "Adapter for timm `VisionTransformer` models built from the standard pre-norm `Block` (family 'timm_vit')."
+    """Adapter for timm `VisionTransformer` models built from the standard pre-norm `Block` (family
+    'timm_vit')."""
     family, store_ctx = 'timm_vit', ()
     def __init__(self, model, **opts):
         from timm.models.vision_transformer import Block
         bad = sorted({type(b).__name__ for b in model.blocks if type(b) is not Block})
-        if bad: raise UnsupportedModelError(f"timm VisionTransformer with {bad} blocks is not supported: the timm_vit adapter re-cuts "
-                                            "the standard pre-norm `Block` only; subclass `Adapter` for other block types")
+        if bad: raise UnsupportedModelError(f"timm VisionTransformer with {bad} blocks is not supported: "
+                                            "the timm_vit adapter re-cuts "
+                                            "the standard pre-norm `Block` only; subclass `Adapter` for "
+                                            "other block types")
         emb = TimmEmbed(model)
         super().__init__(model, emb, TimmHead(model), len(model.blocks), model.embed_dim, model.num_classes,
                          _opts(opts, {}, self.family), emb.input_spec)
@@ -135,15 +148,19 @@ def backbone_config(self:TimmViTAdapter)->dict:
     "The timm VisionTransformer keyword arguments that rebuild this architecture."
     m = self.model; pe, b0 = m.patch_embed, m.blocks[0]
     ident = lambda mod: isinstance(mod, nn.Identity)
-    kw = dict(img_size=list(pe.img_size), patch_size=list(pe.patch_size), in_chans=m.in_chans, num_classes=m.num_classes,
-              global_pool=m.global_pool, embed_dim=m.embed_dim, depth=len(m.blocks), num_heads=b0.attn.num_heads,
+    kw = dict(img_size=list(pe.img_size), patch_size=list(pe.patch_size), in_chans=m.in_chans,
+              num_classes=m.num_classes,
+              global_pool=m.global_pool, embed_dim=m.embed_dim, depth=len(m.blocks),
+              num_heads=b0.attn.num_heads,
               mlp_ratio=b0.mlp.fc1.out_features / m.embed_dim, qkv_bias=b0.attn.qkv.bias is not None,
-              qk_norm=not ident(b0.attn.q_norm), init_values=1e-5 if type(b0.ls1).__name__ == 'LayerScale' else None,
+              qk_norm=not ident(b0.attn.q_norm),
+              init_values=1e-5 if type(b0.ls1).__name__ == 'LayerScale' else None,
               class_token=m.cls_token is not None, pos_embed='learn' if m.pos_embed is not None else 'none',
               no_embed_class=m.no_embed_class, reg_tokens=m.num_reg_tokens, pre_norm=not ident(m.norm_pre),
               final_norm=not (ident(m.norm) and ident(m.fc_norm)), fc_norm=not ident(m.fc_norm),
               pool_include_prefix=m.pool_include_prefix, dynamic_img_size=m.dynamic_img_size)
-    arch = 'timm.VisionTransformerDistilled' if type(m).__name__ == 'VisionTransformerDistilled' else 'timm.VisionTransformer'
+    distilled = type(m).__name__ == 'VisionTransformerDistilled'
+    arch = 'timm.VisionTransformerDistilled' if distilled else 'timm.VisionTransformer'
     return dict(arch=arch, kwargs=kw, norm_eps=b0.norm1.eps, act=_act_name(b0.mlp.act))
 
 def _build_timm(bc):
@@ -151,7 +168,8 @@ def _build_timm(bc):
     from timm.models.deit import VisionTransformerDistilled
     from timm.layers import LayerNorm, get_act_layer
     cls = VisionTransformerDistilled if bc['arch'] == 'timm.VisionTransformerDistilled' else VisionTransformer
-    return cls(**bc['kwargs'], norm_layer=partial(LayerNorm, eps=bc['norm_eps']), act_layer=get_act_layer(bc['act']))
+    return cls(**bc['kwargs'], norm_layer=partial(LayerNorm, eps=bc['norm_eps']),
+               act_layer=get_act_layer(bc['act']))
 
 # %% ../nbs/11_repartition.ipynb #eddcfa12
 class TimmBlocksEmbed(nn.Module):
@@ -239,7 +257,8 @@ def _timm_vit(m):
     return all(type(b) is Block for b in m.blocks)
 
 ADAPTERS = dict(
-    paper_vit=(lambda m: isinstance(m, PaperViT), PaperAdapter, 'director.backbones.PaperViT (the CIFAR ViT-7), softmax/SGPA/KEP-SVGP'),
+    paper_vit=(lambda m: isinstance(m, PaperViT), PaperAdapter,
+               'director.backbones.PaperViT (the CIFAR ViT-7), softmax/SGPA/KEP-SVGP'),
     paper_text=(lambda m: isinstance(m, TextTransformer), PaperAdapter,
                 'director.backbones.TextTransformer (CoLA/IMDB), softmax/SGPA/KEP-SVGP'),
     timm_blocks=(lambda m: type(m).__module__.split('.')[0] == 'timm', TimmBlocksAdapter,
@@ -255,14 +274,17 @@ def register_adapter(family:str, # name recorded in specs
                      description:str=''): # one line for the supported-families list
     "Register an adapter family; later registrations are tried first."
     check_type('family', family, str); check_type('cls', cls, type)
-    if not callable(matches): raise TypeError(f"`matches` must be callable(model) -> bool, got {type(matches).__name__}")
-    if not issubclass(cls, Adapter): raise TypeError(f"`cls` must be a subclass of Adapter, got {cls.__name__}")
+    if not callable(matches):
+        raise TypeError(f"`matches` must be callable(model) -> bool, got {type(matches).__name__}")
+    if not issubclass(cls, Adapter):
+        raise TypeError(f"`cls` must be a subclass of Adapter, got {cls.__name__}")
     ADAPTERS.pop(family, None)
     ADAPTERS[family] = (matches, cls, description or cls.__name__)
 
 # %% ../nbs/11_repartition.ipynb #56dc0ae2
 def _unwrap(model):
-    "The Hugging Face model inside a `forward(batch) -> logits` wrapper such as `director.baselines.HFClassifier`."
+    """The Hugging Face model inside a `forward(batch) -> logits` wrapper such as
+    `director.baselines.HFClassifier`."""
     hf = getattr(model, 'hf', None)
     return hf if isinstance(hf, nn.Module) and type(hf).__module__.split('.')[0] == 'transformers' else model
 
@@ -276,8 +298,10 @@ def adapt(model:nn.Module, # a supported backbone (see `ADAPTERS`), or an `HFCla
     if type(model).__module__.split('.')[0] == 'transformers':
         return HFAdapter(model, **opts)  # recognised by its structure, or refused saying why
     fams = '\n'.join(f"  - {f}: {d() if callable(d) else d}" for f, (_, _, d) in ADAPTERS.items())
-    raise UnsupportedModelError(f"no adapter for {type(model).__module__}.{type(model).__qualname__}. Supported families:\n{fams}\n"
-                                f"To re-partition another model, subclass director.adapter.Adapter (see {HOWTO_URL})")
+    raise UnsupportedModelError(f"no adapter for {type(model).__module__}.{type(model).__qualname__}. "
+                                f"Supported families:\n{fams}\n"
+                                "To re-partition another model, subclass director.adapter.Adapter (see "
+                                f"{HOWTO_URL})")
 
 # %% ../nbs/11_repartition.ipynb #48af5948
 _BUILDERS = dict(paper_vit=build_backbone, paper_text=build_backbone, timm_vit=_build_timm, hf_vit=_build_hf,
@@ -293,6 +317,7 @@ def adapter_from_spec(spec:dict)->Adapter:
         raise ValueError(f"a {fam} backbone cannot be rebuilt from its spec; pass the adapter of the same "
                          "model (e.g. Director.load(path, adapter=adapt(model)))")
     if fam not in _BUILDERS or fam not in ADAPTERS:
-        raise ValueError(f"`spec['family']` must be one of {sorted(set(_BUILDERS) & set(ADAPTERS))} to rebuild a skeleton, got {fam!r}")
+        raise ValueError(f"`spec['family']` must be one of {sorted(set(_BUILDERS) & set(ADAPTERS))} to "
+                         f"rebuild a skeleton, got {fam!r}")
     model = _BUILDERS[fam](spec['backbone_config']).eval()
     return ADAPTERS[fam][1](model, **spec['opts'])
