@@ -19,7 +19,7 @@ from .adapter import (Traces, ctx_index, ctx_repeat, ctx_to, UnsupportedModelErr
                               Adapter, HOWTO_URL,
                               check_input, _image_batch, _jsonable, _shell, _opts, CutError, Structure,
                               LayerCut, find_structure, find_cut, capture_shell, run_captured, attn_half,
-                              mlp_half, low_precision)
+                              mlp_half, low_precision, timm_record, build_timm)
 from .hf_adapter import (HFAdapter, HF_FAMILIES, HFFamily, hf_family, hf_refusal, register_hf_family,
                                  _build_hf)
 from .backbones import PaperViT, TextTransformer, build_backbone
@@ -232,12 +232,13 @@ class TimmBlocksAdapter(Adapter):
         return attn_half(self.blocks[t - 1], self.cut, X, ctx['layer_kw'][t - 1])
     def forward_original(self, batch): return self.model(_image_batch(batch))
     def backbone_config(self):
-        "The architecture's name and sizes (for the spec; a timm_blocks backbone is not rebuilt from it)."
+        "The architecture's name and sizes, and how `timm.create_model` rebuilds it (`timm_record`)."
         m = self.model
         arch = (getattr(m, 'pretrained_cfg', None) or {}).get('architecture')
+        if getattr(self, '_record', None) is None: self._record = timm_record(m)
         return dict(arch=f'timm.{type(m).__name__}', architecture=arch,
                     heads=getattr(getattr(self.blocks[0], 'attn', None), 'num_heads', None),
-                    depth=self.n_steps, embed_dim=self.dim)
+                    depth=self.n_steps, embed_dim=self.dim, create=self._record)
 
 # %% ../nbs/11_repartition.ipynb #6a06b625
 def _has_class(model, names, lib):
@@ -304,8 +305,11 @@ def adapt(model:nn.Module, # a supported backbone (see `ADAPTERS`), or an `HFCla
                                 f"{HOWTO_URL})")
 
 # %% ../nbs/11_repartition.ipynb #48af5948
+def _build_timm_blocks(bc):
+    return build_timm(bc.get('create') or dict(why='its spec was written before timm models were recorded'))
+
 _BUILDERS = dict(paper_vit=build_backbone, paper_text=build_backbone, timm_vit=_build_timm, hf_vit=_build_hf,
-                 hf_encoder=_build_hf, hf_decoder=_build_hf)
+                 hf_encoder=_build_hf, hf_decoder=_build_hf, timm_blocks=_build_timm_blocks)
 
 def adapter_from_spec(spec:dict)->Adapter:
     "A random-weight adapter skeleton of the architecture described by `spec` (from `Adapter.spec()`)."
