@@ -105,6 +105,9 @@ def _tools(sub):
     q.add_argument('--bs', type=int, default=64); q.add_argument('--n', type=int, default=2048, help='training examples (CIFAR-10, CoLA)')
     q.add_argument('--data', default=None, help='data folder with CIFAR-10 and CoLA (default: $DIRECTOR_DATA, then the hub)')
     q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
+    q = sub.add_parser('families', help='held-out model families: adapt, verify, calibrate, predict, save, load in a fresh process')
+    q.add_argument('--families', nargs='+', default=None, help='keys of director.bench.families.FAMILIES (default: all)')
+    q.add_argument('--out', default='results/families', help='folder of the record (sweep_cpu.json)'); _dirty(q)
     q = sub.add_parser('pack', help="pack a finished run's records and predictions (one file per folder and per seed)")
     q.add_argument('folder', help='a results folder, e.g. results/cifar10')
     q.add_argument('--keep', nargs='+', default=['probs', 'mi', 'residual'], help='prediction arrays kept')
@@ -178,6 +181,11 @@ def _run(a, command):
                     f"{c}: distillation {x['epoch_s']:.2f} s/epoch ({x['time_ratio']:.2f}x), peak {x['memory_ratio']:.2f}x"
                     for c, x in v.items() if c.startswith('checkpoint')) + f"; FLOPs {v['flops_ratio']:.2f}x")
         return print(f"written to {rec['path']}")
+    if r == 'families':
+        import json
+        from .families import family_sweep
+        rec = family_sweep(Path(a.out)/'sweep_cpu.json', a.families, allow_dirty=a.allow_dirty, command=command)
+        return print(json.dumps(rec['summary'], indent=1))
     if r == 'pack':
         n = pack_results(a.folder, tuple(a.keep))
         return print(f"packed {n['records']} records and {n['predictions']} prediction files under {a.folder}")
@@ -205,6 +213,10 @@ def _check_args(a):
     if getattr(a, 'lr', None) is not None and not a.lr > 0: raise ValueError(f"--lr must be > 0, got {a.lr}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
+    if a.cmd == 'families' and a.families:
+        from .families import FAMILIES
+        if bad := [f for f in a.families if f not in FAMILIES]:
+            raise ValueError(f"--families: unknown {', '.join(bad)}; choose from {', '.join(FAMILIES)}")
     if a.cmd == 'ablation':
         if a.benchmark == 'digits' and a.data is not None: raise ValueError("--data is for cola-minilm and cifar10; digits ship with scikit-learn")
         _abl._check_run(a.benchmark, a.seeds, a.candidates, a.references)  # unknown candidate parts, references without 'mle'

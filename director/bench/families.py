@@ -199,7 +199,8 @@ def _compare(row, mine, fresh, err):
 def family_sweep(out=None, # the record's JSON file (None: not written): 'results/families/sweep_cpu.json'
                  families=None, # keys of `FAMILIES` (None: all)
                  n_train:int=32, n_valid:int=32, n_test:int=8, epochs:int=1, n_samples:int=4, seed:int=0,
-                 allow_dirty:bool=False # write into the checkout's results/ from uncommitted code
+                 allow_dirty:bool=False, # write into the checkout's results/ from uncommitted code
+                 command:str|None=None # recorded (default: this process's command line)
                 )->dict:
     "Adapt, verify, calibrate, predict, save each family's tiny model; reload them in a new process; record."
     from director.bench.report import check_provenance
@@ -224,7 +225,7 @@ def family_sweep(out=None, # the record's JSON file (None: not written): 'result
                fresh=('each DIRECTOR saved, loaded in a new Python process by Director.load(path) alone and '
                       'asked the same predictions (per-example seeds), its frozen model the same logits: '
                       'ok to 1e-6'),
-               wall_s=time.perf_counter() - t_start, env=env_info(), command=shlex.join(sys.argv),
+               wall_s=time.perf_counter() - t_start, env=env_info(), command=command or shlex.join(sys.argv),
                commit=gs.get('commit'), dirty=gs.get('dirty'), diff_sha256=gs.get('diff_sha256'))
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
