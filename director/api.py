@@ -7,10 +7,10 @@ Docs: https://director-uq.github.io/director/api.html.md"""
 # %% auto #0
 __all__ = ['DIGITS_RECIPE', 'NOVELTY_BUDGET', 'POSTHOC_RECIPES', 'POSTHOC_PARTS', 'RECOMMENDED_POSTHOC', 'COMPARE_METHODS',
            'METHOD_LABELS', 'TABLE_METRICS', 'PROCESSOR_DIR', 'Recipe', 'RowCollator', 'row_collator', 'as_loader',
-           'check_first_batch', 'max_positions', 'text_limit', 'check_data', 'check_splits', 'preset_for',
-           'check_posthoc', 'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader', 'director_predictions',
-           'check_mc_dropout', 'method_predictions', 'method_metrics', 'Comparison', 'markdown_table', 'compare',
-           'save_director', 'load_director', 'predict_frame']
+           'check_first_batch', 'max_positions', 'text_limit', 'check_data', 'check_splits', 'check_test_split',
+           'preset_for', 'check_posthoc', 'fit_posthoc', 'resolve_cut', 'calibrate', 'PairLoader',
+           'director_predictions', 'check_mc_dropout', 'method_predictions', 'method_metrics', 'Comparison',
+           'markdown_table', 'compare', 'save_director', 'load_director', 'predict_frame']
 
 # %% ../nbs/20a_api.ipynb #09f784ff
 import sys, time, hashlib, warnings
@@ -243,6 +243,21 @@ def check_splits(train_dl, valid_dl, # the training and validation loaders, as `
     if len(cls := torch.unique(ys)) < 2:
         said.append(f"`{name}` holds one class ({int(cls[0])}) in its {len(ys)} examples: temperatures and weights fitted on it reward "
                     "always predicting that class; pass a validation split with every class")
+    for s in said: warnings.warn(s, UserWarning, stacklevel=3)
+    return said
+
+def check_test_split(test_dl, # the test loader
+                     **others # the other splits' loaders by name, e.g. train=..., valid=...
+                    )->list:
+    "Warn, before any work, when test examples are also examples of another split: its metrics would not be \
+held-out metrics; returns the warnings."
+    said, te = [], _row_hashes(test_dl)
+    for name, dl in others.items():
+        oh = _row_hashes(dl)
+        if te and oh is not None and (k := len(te & oh)):
+            said.append(f"{k} of the {len(te)} distinct test examples are also `{name}` examples"
+                        + (f" (the test data is the {name} data)" if k == len(te) else '')
+                        + ": the metrics on them are not held-out metrics; pass a test split disjoint from the others")
     for s in said: warnings.warn(s, UserWarning, stacklevel=3)
     return said
 

@@ -7,11 +7,11 @@ Docs: https://director-uq.github.io/director/cli.html.md"""
 # %% auto #0
 __all__ = ['STAGING', 'CALIBRATE_RUN', 'FIT_RUN', 'RUN_MARKER', 'REPORT_TITLE', 'RUN_FILES', 'DATASETS', 'QUICK_VIT', 'QUICK',
            'FIT_METHODS', 'CALIBRATE_METHODS', 'DATA_FORMATS', 'IMAGE_SUFFIXES', 'COMMANDS', 'OutputDirError',
-           'prepare_out', 'clean_run_leftovers', 'publish_run', 'check_run_complete', 'FitConfig', 'demo_config',
-           'load_split', 'metrics_table', 'run_fit', 'build_parser', 'read_config_file', 'cmd_demo', 'cmd_fit',
-           'recorded_split', 'evaluation_config', 'evaluate_director', 'cmd_evaluate', 'resolve_model',
-           'load_classifier', 'read_rows', 'read_hub_split', 'read_image_folder', 'prepare_calibrate', 'run_calibrate',
-           'calibrate_report', 'cmd_calibrate', 'cmd_predict', 'cmd_bench', 'main']
+           'prepare_out', 'clean_run_leftovers', 'publish_run', 'foreign_files', 'check_foreign', 'check_run_complete',
+           'FitConfig', 'demo_config', 'load_split', 'metrics_table', 'run_fit', 'build_parser', 'read_config_file',
+           'cmd_demo', 'cmd_fit', 'recorded_split', 'evaluation_config', 'evaluate_director', 'cmd_evaluate',
+           'resolve_model', 'load_classifier', 'read_rows', 'read_hub_split', 'read_image_folder', 'prepare_calibrate',
+           'run_calibrate', 'calibrate_report', 'cmd_calibrate', 'cmd_predict', 'cmd_bench', 'main']
 
 # %% ../nbs/21_cli.ipynb #3f478769
 import argparse, contextlib, copy, hashlib, importlib, json, os, re, shutil, sys, tempfile, time, warnings
@@ -109,6 +109,34 @@ def publish_run(stage:str|Path, # the folder holding the finished run (inside `o
     for n in names: _place(stage/n, out/n)
     _sync_dir(out)
     return out
+
+def _json_file(f:Path):
+    try: return json.loads(f.read_text()) if f.is_file() else None
+    except (OSError, ValueError): return None
+
+def foreign_files(out:str|Path # an output folder
+                 )->list:
+    "What in `out` carries the name of a run's file but was not written by a `director` run (a user's files): \
+[(name, what it is)]. A run never replaces these, `--overwrite` or not."
+    out = Path(out); res, cfg = _json_file(out/'results.json'), _json_file(out/'config.json')
+    try:
+        with open(out/'report.md', encoding='utf-8', errors='replace') as f: rep = f.read(100).startswith(REPORT_TITLE)
+    except OSError: rep = False
+    ours = dict(results=isinstance(res, dict) and str(res.get('schema', '')).startswith('director.'),
+                config=isinstance(cfg, dict) and {'dataset', 'split_seed', 'distill'} <= set(cfg))
+    run = ours['results'] or ours['config'] or rep
+    ok = {'results.json': ours['results'], 'config.json': ours['config'], 'report.md': rep, 'reliability.png': run,
+          'backbone.pt': (out/'backbone.pt.sha256').is_file(), 'backbone.pt.sha256': (out/'backbone.pt').is_file()}
+    def what(n):
+        mt = cfg.get('model_type') if n == 'config.json' and isinstance(cfg, dict) else None
+        return f"a {mt} model's config" if mt else 'not written by a director run'
+    return [(n, what(n)) for n, good in ok.items() if (out/n).exists() and not good]
+
+def check_foreign(out:str|Path, arg:str='--out'):
+    "Refuse an output folder holding files of a run's names that a run did not write, before any work."
+    if bad := foreign_files(out):
+        raise OutputDirError(f"{arg} {out} holds {', '.join(f'{n} ({w})' for n, w in bad)}: a run would replace "
+                             f"{'it' if len(bad) == 1 else 'them'}; pass {arg} with another folder")
 
 def _run_traces(out:Path)->bool:
     "Whether `out` holds what only a `director` run writes beside its director/ (a user's files don't count)."
@@ -299,7 +327,7 @@ one unit (staged, then moved in by `publish_run`, results.json last) and return 
     check_type('cfg', cfg, FitConfig); methods = _check_methods(methods, COMPARE_METHODS)
     out = prepare_out(out); quiet = not progress
     with write_lock(out, inside=True):
-        clean_run_leftovers(out)
+        check_foreign(out, 'out'); clean_run_leftovers(out)
         t0 = time.time(); times = {}
         seed_everything(cfg.seed)
         split = load_split(cfg)
@@ -448,7 +476,8 @@ def _calibrate_parser(sub):
                        'the expected entropy and the mutual information (nats), averaged over S rollouts.')
     p.add_argument('model', help='a DIRECTOR folder written by `director calibrate` (OUT/director)')
     p.add_argument('--input', required=True, help='a .csv, .json/.jsonl or .parquet file with the column the DIRECTOR was calibrated on')
-    p.add_argument('--output', required=True, help='the CSV file to write')
+    p.add_argument('--output', required=True, help='the CSV file to write (an existing file only with --overwrite)')
+    p.add_argument('--overwrite', action='store_true', help='replace an existing --output file')
     p.add_argument('--text-column', default=None, help='text column (default: the one recorded at calibration)')
     p.add_argument('--image-column', default=None, help='image column (default: the one recorded at calibration)')
     p.add_argument('--n-samples', type=_pos_int, default=10, help='S: rollouts averaged per row (default: 10)')
@@ -495,7 +524,9 @@ def build_parser()->argparse.ArgumentParser:
     e.add_argument('--split-seed', type=int, default=None, help='seed of the split (default: the one the DIRECTOR records; a different one is refused)')
     e.add_argument('--n-samples', type=_pos_int, default=10, help='S: rollouts averaged per input (default: 10)')
     e.add_argument('--seed', type=int, default=0, help='seed of the rollout noise (default: 0)')
-    e.add_argument('--out', default='director-evaluation.json', help='JSON file for the metrics (default: ./director-evaluation.json)')
+    e.add_argument('--out', default='director-evaluation.json', help='JSON file for the metrics (default: ./director-evaluation.json; '
+                   'an existing file only with --overwrite)')
+    e.add_argument('--overwrite', action='store_true', help='replace an existing --out file')
     e.add_argument('--device', choices=('auto', 'cpu', 'cuda', 'mps'), default='auto', help=_DEVICE_HELP)
     sub.add_parser('bench', help='benchmark harness (director.bench, loaded on demand): methods x datasets x seeds; '
                    '`director bench --help` lists its recipes', add_help=False)
@@ -520,6 +551,7 @@ def _locked_out(stack, out, overwrite:bool=False):
 `overwrite`, or whose `director/` may not be replaced (the last check before work)."
     from director.model import check_replaceable
     out = prepare_out(out); stack.enter_context(write_lock(out, inside=True))
+    check_foreign(out)  # a user's files are refused whatever --overwrite says
     held = [f for f in RUN_FILES if (out/f).exists()]
     if held and not overwrite:
         raise OutputDirError(f"--out {out} already holds a run ({', '.join(held)}); pass --overwrite to replace it, or another --out")
@@ -630,6 +662,13 @@ def evaluation_config(model_dir, dataset:str|None=None, split_seed:int|None=None
     "The `FitConfig` whose test split a saved DIRECTOR is scored on: the split it records; another one is refused."
     rec = recorded_split(model_dir)
     asked = {k: v for k, v in dict(dataset=dataset, split_seed=split_seed).items() if v is not None}
+    ad = _director_config(model_dir).get('adapter') or {}
+    bc = ad.get('backbone_config') or {}
+    if ad.get('family') != 'paper_vit' or (bc.get('img_size'), bc.get('in_chans'), ad.get('n_classes')) != (8, 1, 10):
+        kind = (ad.get('inputs') or ad.get('input_spec') or {}).get('kind') or 'other'
+        raise ValueError(f"{model_dir} is a DIRECTOR of a {ad.get('family', 'unknown')} model ({kind} inputs), and director "
+                         "evaluate scores the digits DIRECTORs of director demo and director fit only: the results.json of "
+                         "the director calibrate run that wrote it holds its test metrics, and director predict scores new data")
     if rec is None:
         if set(asked) != {'dataset', 'split_seed'}:
             raise ValueError(f"{model_dir} records no training split (it was saved outside `director demo`/`fit`); pass --dataset and --split-seed "
@@ -659,10 +698,29 @@ def evaluate_director(model_dir:str|Path, # a DIRECTOR checkpoint folder
     return evaluate(p['probs'], p['labels'])
 
 # %% ../nbs/21_cli.ipynb #d0b9ea50
-def _out_file(path, arg='--out', example:str='evaluation.json')->Path:
-    "An output file path: not a folder, in a writable folder (created if needed); else `OutputDirError`."
+def _checkpoint_above(p:Path)->Path|None:
+    "The DIRECTOR checkpoint folder that `p` lies in (a folder whose config.json is a DIRECTOR's), if any."
+    for a in p.resolve().parents:
+        try: cfg = json.loads((a/'config.json').read_text()) if (a/'config.json').is_file() else None
+        except (OSError, ValueError): cfg = None
+        if isinstance(cfg, dict) and cfg.get('format') == 'director': return a
+    return None
+
+def _out_file(path, arg='--out', example:str='evaluation.json',
+              overwrite:bool=False # replace an existing file (never a checkpoint's or a run's)
+             )->Path:
+    "An output file path: not a folder, not inside a DIRECTOR checkpoint, not a file of a run, not an existing file \
+unless `overwrite`, in a writable folder (created if needed); else `OutputDirError`."
     p = Path(path).expanduser()
     if p.is_dir(): raise OutputDirError(f"{arg} {p} is a folder; pass a file path (e.g. {p/example})")
+    if (ck := _checkpoint_above(p)) is not None:
+        raise OutputDirError(f"{arg} {p} is inside the DIRECTOR checkpoint {ck}: writing there would damage it; "
+                             f"pass {arg} with a path outside it")
+    if p.name in RUN_FILES and (_run_traces(p.parent) or (p.parent/'director').is_dir()):
+        raise OutputDirError(f"{arg} {p} is the {p.name} of the run in {p.parent}: writing it would mix that run with "
+                             f"this output; pass {arg} with another path")
+    if p.exists() and not overwrite:
+        raise OutputDirError(f"{arg} {p} exists; pass --overwrite to replace it, or another {arg}")
     if p.parent.exists() and not p.parent.is_dir():
         raise OutputDirError(f"{arg} {p} is inside {p.parent}, which is a file, not a folder; "
                              f"pass {arg} with a path in a folder")
@@ -678,7 +736,7 @@ def cmd_evaluate(args)->int:
             cfg = evaluation_config(md, args.dataset, args.split_seed)
             check_run_complete(md, 'the director fit or director demo that wrote it')
             default_device(_device(args.device))
-            outf = _out_file(args.out); stack.enter_context(write_lock(outf))
+            outf = _out_file(args.out, overwrite=args.overwrite); stack.enter_context(write_lock(outf))
         except _EXPECTED as e: return _err('evaluate', e)
         m = evaluate_director(md, cfg, args.n_samples, args.seed, _device(args.device))
         rec = dict(schema='director.evaluate/1', model=str(md), dataset=cfg.dataset, split_seed=cfg.split_seed, n_samples=args.n_samples, seed=args.seed,
@@ -789,6 +847,16 @@ def _is_image(f:Path)->bool: return f.suffix.lower() in IMAGE_SUFFIXES and f.is_
 
 def _image_files(d:Path)->list: return sorted(f for f in d.rglob('*') if _is_image(f))
 
+def _unreadable(files:list)->list:
+    "[(file, why)] of the image files that PIL cannot open and verify (every file is read once, nothing decoded twice)."
+    from PIL import Image
+    bad = []
+    for f in files:
+        try:
+            with Image.open(f) as im: im.verify()
+        except Exception as e: bad.append((f, type(e).__name__))
+    return bad
+
 def read_image_folder(path, # a folder holding one sub-folder of images per class
                       arg:str='--train', # the option it came from, for messages
                       image_column:str='image', label_column:str='label' # the columns of the rows
@@ -804,6 +872,10 @@ def read_image_folder(path, # a folder holding one sub-folder of images per clas
     if loose:
         raise ValueError(f"{arg} {p} holds {len(loose)} image(s) outside its class sub-folders "
                          f"(e.g. {loose[0]}): {_FOLDER_FIX}")
+    if bad := _unreadable([f for fs in classes.values() for f in fs]):
+        shown = '; '.join(f'{f.relative_to(p)} ({why})' for f, why in bad[:10])
+        raise ValueError(f"{arg} {p}: {len(bad)} file(s) cannot be read as images: {shown}"
+                         f"{' ...' if len(bad) > 10 else ''}; repair or remove them")
     import datasets
     datasets.disable_progress_bars()
     rows = [(str(f), k) for k, fs in classes.items() for f in fs]
@@ -918,7 +990,7 @@ def _int_labels(data:dict, col:str)->dict:
 
 def prepare_calibrate(args)->dict:
     "Resolve and check everything `director calibrate` needs, before any work: model, data, columns, first batches, preset, methods."
-    from director.api import (COMPARE_METHODS, as_loader, check_first_batch, resolve_cut, check_data,
+    from director.api import (COMPARE_METHODS, as_loader, check_first_batch, resolve_cut, check_data, check_test_split,
                               max_positions, text_limit)
     from director.train import DistillConfig
     from director.repartition import adapt
@@ -961,6 +1033,7 @@ def prepare_calibrate(args)->dict:
                          f"(or -{L_}..-1, counted from the end; 0 starts the rollouts from the embedding)")
     for s, dl in loaders.items():
         check_data(ad, dl, f'--{s}', positions=max_positions(model)); check_first_batch(ad, dl, f'--{s}')  # every row, before any work
+    check_test_split(loaders['test'], train=loaders['train'], valid=loaders['valid'])
     methods = _mc_methods(model, methods, args.mc_dropout_p, given)
     coll = loaders['train'].collate_fn
     names = [model.config.id2label.get(i, str(i)) for i in range(ad.n_classes)] if getattr(model.config, 'id2label', None) else None
@@ -987,7 +1060,7 @@ processor) to `out` as one unit: into a staging folder, then moved in by `publis
     posthoc = job.get('posthoc', RECOMMENDED_POSTHOC)
     out = prepare_out(out)
     with write_lock(out, inside=True):  # re-entrant: `cmd_calibrate` holds it already
-        clean_run_leftovers(out)
+        check_foreign(out, 'out'); clean_run_leftovers(out)
         t0 = time.time()
         _say(f"[1/3] distilling DIRECTOR from {job['name']} on {len(data['train'])} training rows", quiet)
         d = calibrate(job['model'], L['train'], L['valid'], preset=preset, n_samples=n_samples,
@@ -1066,7 +1139,7 @@ def _predict_inputs(args)->tuple:
     if Path(args.output).expanduser().resolve() == Path(args.input).expanduser().resolve():
         raise ValueError(f"--output {args.output} is the --input file: it would be replaced by the "
                          "predictions; pass another --output")
-    return md, io, kind, col, ds, _out_file(args.output, '--output', 'predictions.csv')
+    return md, io, kind, col, ds, _out_file(args.output, '--output', 'predictions.csv', args.overwrite)
 
 def cmd_predict(args)->int:
     "`director predict`."

@@ -607,6 +607,9 @@ def _hash_into(h, obj):
         for k in sorted(obj, key=str): h.update(str(k).encode()); _hash_into(h, obj[k])
     elif isinstance(obj, (list, tuple)):
         for v in obj: _hash_into(h, v)
+    elif all(hasattr(obj, a) for a in ('tobytes', 'mode', 'size')):  # a PIL image: its pixels (its repr holds an address)
+        h.update(f'{obj.mode}{tuple(obj.size)}'.encode()); h.update(obj.tobytes())
+    elif isinstance(obj, (bytes, bytearray)): h.update(obj)
     else: h.update(repr(obj).encode())
 
 def _fingerprint(dl)->dict:

@@ -200,8 +200,8 @@ worded for a part: without a lead there is nothing to spend, and the part is lef
     except CalibrationError as e:
         msg = str(e)
         if 'has no NLL lead' in msg:
-            msg = (msg.split(' The model is unchanged.')[0] + f'. Nothing for the {names[4]} to spend: on validation the '
-                   'rollouts do no better than temperature scaling; a longer distillation or more validation data may give them a lead')
+            msg = (msg.split(' The model is unchanged.')[0] + ' There is nothing to spend: on validation the rollouts do '
+                   'no better than temperature scaling; a longer distillation or more validation data may give them a lead')
         else: msg = msg.replace(' The model is unchanged.', '')
         raise CalibrationError(msg, e.param, e.value, e.seen) from None
 
