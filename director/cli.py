@@ -1194,6 +1194,11 @@ def main(argv:list|None=None # arguments (default: sys.argv[1:])
             import torch
             torch.set_num_threads(args.threads)
         return COMMANDS[args.cmd](args)
+    except KeyboardInterrupt:  # a run's output is staged: the folder holds the previous run, or no results.json
+        print(f"director {argv[0] if argv else ''}: interrupted; nothing half-written is left in place "
+              "(an interrupted run's output folder holds the previous run, or a run without results.json)",
+              file=sys.stderr)
+        return 130
     finally: _end_distributed()
 
 # %% ../nbs/21_cli.ipynb #d26d8ac1
