@@ -6,8 +6,8 @@ Docs: https://director-uq.github.io/director/hf_adapter.html.md"""
 
 # %% auto #0
 __all__ = ['BERT', 'ROBERTA', 'ELECTRA', 'DISTILBERT', 'ALBERT', 'DEBERTA_V2', 'MODERNBERT', 'GPT2', 'LLAMA', 'VIT',
-           'DEIT_TEACHER', 'DINOV2', 'BEIT', 'HF_FAMILIES', 'HFFamily', 'Parts', 'register_hf_family', 'hf_family',
-           'HFEmbed', 'HFHead', 'HFAdapter', 'hf_refusal', 'hf_probe_batch', 'infer_hf_family']
+           'DEIT_TEACHER', 'DINOV2', 'BEIT', 'HF_FAMILIES', 'HF_ORIGINS', 'HFFamily', 'Parts', 'register_hf_family',
+           'hf_family', 'HFEmbed', 'HFHead', 'HFAdapter', 'hf_refusal', 'hf_probe_batch', 'infer_hf_family']
 
 # %% ../nbs/10b_hf_adapter.ipynb #6e8e061c
 import copy, inspect, re
@@ -289,6 +289,11 @@ def register_hf_family(cls_name:str, # the classifier's class name, e.g. 'Data2V
     check_type('cls_name', cls_name, str); check_type('family', family, HFFamily)
     check_value('family.kind', family.kind in ('encoder', 'decoder', 'image'), family.kind, "'encoder', 'decoder' or 'image'")
     HF_FAMILIES[cls_name] = family
+    mod = getattr(inspect.getmodule(inspect.currentframe().f_back), '__name__', None)  # who registered it
+    if mod and mod != '__main__' and not mod.startswith('director.'): HF_ORIGINS[cls_name] = mod
+    else: HF_ORIGINS.pop(cls_name, None)
+
+HF_ORIGINS = {} # class name -> the importable module that registered its description (a saved DIRECTOR records it)
 
 def hf_family(model)->HFFamily|None:
     "The description of a Hugging Face classifier's family (by its class or a base class), or None."
@@ -327,7 +332,13 @@ def _hf_config(model):
                 attn_implementation=model.config._attn_implementation, dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
 
 def _build_hf(bc):
-    import transformers
+    import importlib, transformers
+    if (mod := bc.get('registered_in')) and bc['arch'] not in HF_FAMILIES:  # its description, registered again
+        try: importlib.import_module(mod)
+        except ImportError as e:
+            raise ValueError(f"{bc['arch']} was re-cut with a description registered by the module {mod!r}, which "
+                             f"cannot be imported here ({e}); import it (or call register_hf_family) before "
+                             "Director.load") from None
     cls = getattr(transformers, bc['arch'])
     return cls._from_config(cls.config_class.from_dict(bc['config']), attn_implementation=bc['attn_implementation']).to(getattr(torch, bc['dtype']))
 
@@ -384,8 +395,11 @@ def _verify_inferred(self:HFAdapter)->float:
 
 @patch
 def backbone_config(self:HFAdapter)->dict:
-    "The class name, config, attention implementation and dtype that rebuild the backbone."
-    return _hf_config(self.model)
+    "The class name, config, attention implementation and dtype that rebuild the backbone, and the module that \
+registered its description, when one did (imported again by `Director.load` in a fresh process)."
+    name, bc = type(self.model).__name__, _hf_config(self.model)
+    if (mod := HF_ORIGINS.get(name)) and HF_FAMILIES.get(name) is self.fam: bc['registered_in'] = mod
+    return bc
 
 @patch
 def embed_module(self:HFAdapter)->nn.Module:
