@@ -932,8 +932,14 @@ def _label2id(model, data:dict, col:str)->dict|None:
     if not any(isinstance(v, str) for v in vals): return None
     l2i = dict(getattr(model.config, 'label2id', None) or {})
     unknown = sorted(v for v in vals if isinstance(v, str) and v not in l2i)  # numbers are class indices
-    if unknown: raise ValueError(f"label column {col!r} holds class names {unknown[:5]} that the model's label2id {sorted(l2i)[:5]} does not know: "
-                                 "use class indices 0..n_classes-1, or save the model with config.label2id naming its classes")
+    if unknown:
+        where = []
+        for s, ds in data.items():  # the flag and the first rows of each unknown name
+            rows = [i for i, v in enumerate(ds[col]) if isinstance(v, str) and v not in l2i] if col in ds.column_names else []
+            if rows: where.append(f"--{s} rows {', '.join(map(str, rows[:5]))}{' ...' if len(rows) > 5 else ''}")
+        raise ValueError(f"--label-column {col}: class names {unknown[:5]} ({'; '.join(where)}) are not among the model's "
+                         f"label2id {sorted(l2i)[:5]}: use the model's class names or class indices 0..n_classes-1, "
+                         "or save the model with config.label2id naming its classes")
     return l2i
 
 def _model_labels(model)->list:

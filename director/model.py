@@ -1051,7 +1051,8 @@ def _verify(path:Path, cfg:dict, raw:bytes, blob:bytes):
     opt = 'load with verify=False only if you trust the files'
     if not cfg.get('weights_sha256'): raise ValueError(f"{path / CONFIG_FILE} has no `weights_sha256`: the weights cannot be verified; re-save the checkpoint, or {opt}")
     if hashlib.sha256(blob).hexdigest() != cfg['weights_sha256']:
-        raise ValueError(f"checkpoint {path.name}: the weights file does not match the checksum in {CONFIG_FILE} (corrupt or mixed files)")
+        raise ValueError(f"{path / cfg.get('weights', WEIGHTS_FILE)} does not match the weights_sha256 in {path / CONFIG_FILE}: the file was "
+                         "edited, damaged or mixed with another checkpoint's; re-save the checkpoint, or restore its files")
     sp = path / CHECKSUMS_FILE
     if not sp.exists(): raise ValueError(f"{sp} is missing: the checkpoint's files cannot be verified; re-save it with this director, or {opt}")
     sums = _parse_json(sp.read_bytes(), sp, 'checksum list')
