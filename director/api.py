@@ -22,7 +22,8 @@ import pandas as pd
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
-from .core import check_type, check_value, check_loader, split_batch, to_device
+from .core import check_type, check_value, check_loader, split_batch, to_device, default_device
+from .data import TensorDeviceLoader
 from .backbones import build_backbone
 from .repartition import adapt
 from .model import Director, CalibrationError, check_replaceable, _hash_into
@@ -352,6 +353,19 @@ def resolve_cut(model:nn.Module, # the classifier
     return name, cfg, ao
 
 # %% ../nbs/20a_api.ipynb #8ca4927a
+def _is_pair(data)->bool: return isinstance(data, (tuple, list)) and len(data) == 2 and all(isinstance(t, torch.Tensor) for t in data)
+
+def _held(data, name:str, bs:int, shuffle:bool, seed:int, device:torch.device, device_held)->TensorDeviceLoader|None:
+    "A device-held loader of an `(x, y)` tensor pair: when asked (True), or for 'auto' on an accelerator when the \
+pair takes at most a quarter of its free memory (said in one line); else None (the usual loader)."
+    if not _is_pair(data) or device_held is False: return None
+    if device_held == 'auto':
+        if device.type != 'cuda': return None  # on the CPU, or where free memory cannot be read: nothing to gain
+        size = sum(t.numel() * t.element_size() for t in data)
+        if size > torch.cuda.mem_get_info(device)[0] / 4: return None
+        print(f"note: `{name}` ({size / 2**20:.0f} MiB) is held on {device}: no copy per batch", file=sys.stderr)
+    return TensorDeviceLoader(*data, bs, shuffle, torch.Generator().manual_seed(seed) if shuffle else None, device)
+
 def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequence,Image}Classification` or a library backbone
               train, # training data, as `as_loader` takes it (distillation)
               valid, # validation data (checkpoint selection and the post-hoc fit)
@@ -362,12 +376,17 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
               batch_size:int|None=None, # batch size of loaders built here (None: the preset's `bs`, in micro-batches if needed)
               posthoc=RECOMMENDED_POSTHOC, # post-hoc parts from `POSTHOC_PARTS` fitted on `valid`
               branch:int=0, # rollouts from the frozen state X_b (`Director.branch`; negative: counted from L, -1 = L - 1)
+              device_held='auto', # hold (x, y) tensor data on the device: True, False, or 'auto' (on an accelerator, when it fits)
               **overrides # `DistillConfig` fields replacing the preset's, e.g. epochs=3
              )->Director:
     "Adapt `model`, distil DIRECTOR with the family's preset and fit it post hoc on `valid`; the preset is recorded in `spec`."
     check_type('model', model, nn.Module); posthoc = check_posthoc(posthoc)
     check_value('n_samples', isinstance(n_samples, int) and not isinstance(n_samples, bool) and n_samples >= 1, n_samples, 'an integer >= 1')
     check_value('branch', isinstance(branch, int) and not isinstance(branch, bool), branch, 'an integer (negative: counted from L)')
+    check_value('device_held', device_held in ('auto', True, False), device_held, "True, False or 'auto'")
+    for nm, dt in (('train', train), ('valid', valid)):
+        check_value('device_held', device_held is not True or _is_pair(dt), type(dt).__name__,
+                    f"'auto' or False for `{nm}` data that is not an (x, y) pair of tensors (True holds such pairs)")
     if preset is not None: check_type('preset', preset, str)
     if adapt_opts is not None: check_type('adapt_opts', adapt_opts, dict)
     name, cfg, opts = resolve_cut(model, preset, adapt_opts, **overrides)
@@ -381,8 +400,10 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     bs = batch_size or cfg.bs
     if batch_size is not None and 'micro_bs' not in overrides: cfg = cfg.replace(micro_bs=batch_size)  # refused if it cannot fit
     cols = {} if tokenizer is None else dict(max_length=text_limit(model, tokenizer))  # truncate at what the model takes
-    tdl = as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed, **cols)
-    vdl = as_loader(valid, 'valid', tokenizer, image_processor, bs, **cols)
+    dev = torch.device(cfg.device) if cfg.device else default_device()
+    tdl = (_held(train, 'train', bs, True, cfg.seed, dev, device_held)
+           or as_loader(train, 'train', tokenizer, image_processor, bs, shuffle=True, seed=cfg.seed, **cols))
+    vdl = _held(valid, 'valid', bs, False, 0, dev, device_held) or as_loader(valid, 'valid', tokenizer, image_processor, bs, **cols)
     for dl, k in ((tdl, 'train'), (vdl, 'valid')): check_data(ad, dl, k, positions=max_positions(model)); check_first_batch(ad, dl, k)
     check_splits(tdl, vdl)
     d = distill(ad, tdl, vdl, cfg).attach_teacher(ad)  # `distill` first verifies the cut on a validation batch

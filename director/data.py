@@ -9,7 +9,8 @@ __all__ = ['CIFAR10_STATS', 'CIFAR100_STATS', 'COLA_IN_DOMAIN_DEV', 'normalize_i
            'Splits', 'valid_indices', 'read_cifar_jpeg', 'read_cifar_pickle', 'cifar_arrays', 'load_cifar10',
            'load_cifar100', 'balanced_subset', 'read_idx', 'to_rgb32', 'load_ood', 'read_cola_tsv', 'split_sizes',
            'load_cola', 'read_imdb_archive', 'load_imdb', 'load_tokenizer', 'TextCollate', 'data_loaders',
-           'digits_split_idx', 'load_digits', 'tensor_loaders', 'dist_rank', 'DeviceImageLoader', 'cifar_loaders']
+           'digits_split_idx', 'load_digits', 'tensor_loaders', 'TensorDeviceLoader', 'dist_rank', 'DeviceImageLoader',
+           'cifar_loaders']
 
 # %% ../nbs/18_data.ipynb #c2b34c5b
 import io, re, gzip, math, random, struct, pickle, functools, hashlib, zlib
@@ -719,6 +720,32 @@ def tensor_loaders(split:dict, # dict(train=(x,y), valid=(x,y), test=(x,y)), e.g
         return DataLoader(TensorDataset(*split[k]), batch_size=bs, shuffle=shuffle,
                           generator=g if shuffle else None, num_workers=0)
     return _dl('train', True), _dl('valid', False), _dl('test', False)
+
+# %% ../nbs/18_data.ipynb #5b9f7fca
+class TensorDeviceLoader:
+    "Batches of an `(x, y)` pair of tensors held on `device`, in the order of the equivalent `DataLoader`."
+    def __init__(self, x:torch.Tensor, y:torch.Tensor, # inputs and labels, first dimensions equal
+                 batch_size:int=64, shuffle:bool=False,
+                 generator:torch.Generator|None=None, # seeds the shuffle, as `DataLoader(generator=)`
+                 device=None): # where the tensors are held (default: `default_device()`)
+        check_value('x', isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and len(x) == len(y) > 0,
+                    (type(x).__name__, type(y).__name__), 'an (x, y) pair of tensors of the same, non-zero length')
+        check_value('batch_size', isinstance(batch_size, int) and batch_size >= 1, batch_size, 'an integer >= 1')
+        from torch.utils.data import RandomSampler, SequentialSampler, BatchSampler
+        self.device = device if isinstance(device, torch.device) else default_device(device)
+        self.dataset = TensorDataset(x, y)  # the data as given (for fingerprints and overlap checks)
+        self.x, self.y = x.to(self.device), y.to(self.device)
+        idx = range(len(x))
+        sampler = RandomSampler(idx, generator=generator) if shuffle else SequentialSampler(idx)
+        self.batches, self.batch_size = BatchSampler(sampler, batch_size, drop_last=False), batch_size
+        self.generator = generator
+    def __len__(self): return len(self.batches)
+    def __iter__(self):
+        if self.generator is not None:  # a DataLoader's iterator draws its base seed from the generator first
+            torch.empty((), dtype=torch.int64).random_(generator=self.generator)
+        for b in self.batches:
+            j = torch.as_tensor(b, device=self.device)
+            yield self.x[j], self.y[j]
 
 # %% ../nbs/18_data.ipynb #aaf9d254
 def dist_rank()->tuple:
