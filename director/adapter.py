@@ -22,7 +22,8 @@ from .core import check_type, check_value, eval_mode
 # %% ../nbs/10a_adapter.ipynb #20502494
 @dataclass(repr=False)
 class Traces:
-    "Teacher traces of one batch: states X0..XL, mean targets mu1..muL, std targets (None if deterministic), logits, ctx."
+    """Teacher traces of one batch: states X0..XL, mean targets mu1..muL, std targets (None if
+    deterministic), logits, ctx."""
     xs:list # [X0, ..., XL], each (B, N, d)
     means:list # [mu1, ..., muL]: teacher mean targets (the states themselves for a deterministic teacher)
     stds:list|None # [s1, ..., sL] teacher std targets, or None for a deterministic teacher
@@ -44,15 +45,18 @@ def _ctx_map(ctx, fn):
     check_type('ctx', ctx, dict)
     return {k: (fn(v) if isinstance(v, torch.Tensor) else v) for k, v in ctx.items()}
 
+# %% ../nbs/10a_adapter.ipynb #c610503d
 def ctx_index(ctx:dict, idx)->dict:
     "The context of the batch rows `idx` (an index, slice or index tensor along the batch dimension)."
     return _ctx_map(ctx, lambda v: v[idx])
 
+# %% ../nbs/10a_adapter.ipynb #5068ee2e
 def ctx_repeat(ctx:dict, n:int)->dict:
     "The context with every batch row repeated `n` times in a row (matching `x.repeat_interleave(n, 0)`)."
     check_type('n', n, int); check_value('n', n >= 1, n, 'an integer >= 1')
     return _ctx_map(ctx, lambda v: v.repeat_interleave(n, 0))
 
+# %% ../nbs/10a_adapter.ipynb #9cd195ca
 def ctx_to(ctx:dict, device)->dict:
     "The context moved to `device`."
     return _ctx_map(ctx, lambda v: v.to(device))
@@ -63,12 +67,14 @@ HOWTO_URL = 'https://director-uq.github.io/director/howto/write_an_adapter.html'
 class UnsupportedModelError(TypeError):
     "`adapt` does not know how to re-partition this model."
 
+# %% ../nbs/10a_adapter.ipynb #bf74bf7b
 class EquivalenceError(AssertionError):
     "The re-partitioned path does not reproduce the model's logits."
 
 # %% ../nbs/10a_adapter.ipynb #a3273e24
 class Adapter:
-    "Base re-partitioning adapter: an embedding, `n_steps` re-cut blocks (Eq. (1)) and a head around a wrapped `model`."
+    """Base re-partitioning adapter: an embedding, `n_steps` re-cut blocks (Eq. (1)) and a head around a
+    wrapped `model`."""
     family = 'custom'
     store_ctx = ('mask',) # light context entries a `TraceStore` keeps (those the kernel and the head need)
     def __init__(self, model:nn.Module, # the wrapped backbone (the teacher)
@@ -79,14 +85,16 @@ class Adapter:
                  n_classes:int, # number of logits
                  opts:dict|None=None, # the options `adapt` was called with (recorded in `spec()`)
                  input_spec:dict|None=None): # what the model accepts (see `input_spec`); None: any batch
-        check_type('model', model, nn.Module); check_type('embed_mod', embed_mod, nn.Module); check_type('head_mod', head_mod, nn.Module)
+        check_type('model', model, nn.Module); check_type('embed_mod', embed_mod, nn.Module)
+        check_type('head_mod', head_mod, nn.Module)
         for n, v in dict(n_steps=n_steps, dim=dim, n_classes=n_classes).items():
             check_type(n, v, int); check_value(n, v >= 1, v, 'an integer >= 1')
         self.model, self.embed_mod, self.head_mod = model, embed_mod, head_mod
         self.n_steps, self.dim, self.n_classes, self.opts = n_steps, dim, n_classes, dict(opts or {})
         self._input_spec = dict(input_spec or dict(kind='custom'))
     def __repr__(self):
-        return f"{type(self).__name__}(family={self.family!r}, n_steps={self.n_steps}, dim={self.dim}, n_classes={self.n_classes})"
+        return (f"{type(self).__name__}(family={self.family!r}, n_steps={self.n_steps}, dim={self.dim}, "
+                f"n_classes={self.n_classes})")
 
 # %% ../nbs/10a_adapter.ipynb #a24c8d2c
 @patch
@@ -94,16 +102,19 @@ def embed(self:Adapter, batch)->tuple:
     "X0 (B, N, d) and the context dict of `batch`."
     return self.embed_mod(batch)
 
+# %% ../nbs/10a_adapter.ipynb #2db00de4
 @patch
 def head(self:Adapter, X:torch.Tensor, ctx:dict)->torch.Tensor:
     "Logits (B, C) from the last state X_L: last MLP sub-block, final norm, pooling, classifier."
     return self.head_mod(X, ctx)
 
+# %% ../nbs/10a_adapter.ipynb #e122ff79
 @patch
 def step(self:Adapter, X:torch.Tensor, t:int, ctx:dict)->torch.Tensor:
     "X_t from X_{t-1}: [MLP sub-block of block t-1 (t >= 2)] then [attention sub-block of block t]."
     raise NotImplementedError(f"{type(self).__name__} must implement step(X, t, ctx)")
 
+# %% ../nbs/10a_adapter.ipynb #40255889
 @patch
 def forward_original(self:Adapter, batch)->torch.Tensor:
     "The wrapped model's own logits for `batch`."
@@ -115,12 +126,14 @@ def stochastic(self:Adapter)->bool:
     "Whether some re-cut block samples (GP attention); then `step_stats` returns non-trivial means and stds."
     return False
 
+# %% ../nbs/10a_adapter.ipynb #1131a70e
 @patch
 def step_stats(self:Adapter, X:torch.Tensor, t:int, ctx:dict)->tuple:
     "(sample X_t, mean target, std target) of block t; std is zero for a deterministic block."
     Xs = self.step(X, t, ctx)
     return Xs, Xs, torch.zeros_like(Xs)
 
+# %% ../nbs/10a_adapter.ipynb #be2fa3b3
 @patch
 def _check_step(self:Adapter, X, t):
     check_type('t', t, int)
@@ -151,23 +164,29 @@ def compose(self:Adapter, batch)->torch.Tensor:
     for t in range(1, self.n_steps + 1): X = self.step(X, t, ctx)
     return self.head(X, ctx)
 
+# %% ../nbs/10a_adapter.ipynb #9a24777e
 def _fork_rng(model):
     devs = sorted({p.device.index or 0 for p in model.parameters() if p.device.type == 'cuda'})
     return torch.random.fork_rng(devices=devs)
 
+# %% ../nbs/10a_adapter.ipynb #8198f356
 @patch
 def verify(self:Adapter, batch, rtol:float=1e-5, atol:float=1e-6, seed:int=0)->float:
-    "Max abs difference between the model's logits and the composed path's; `EquivalenceError` if not allclose."
+    """Max abs difference between the model's logits and the composed path's; `EquivalenceError` if not
+    allclose."""
     outs = []
     with eval_mode(self.model), torch.no_grad():
         for fn in (self.forward_original, self.compose):
             with _fork_rng(self.model):
                 torch.manual_seed(seed); outs.append(fn(batch).float())
     ref, out = outs
-    if ref.shape != out.shape: raise EquivalenceError(f"logit shapes differ: model {tuple(ref.shape)}, re-partitioned {tuple(out.shape)}")
+    if ref.shape != out.shape:
+        raise EquivalenceError(f"logit shapes differ: model {tuple(ref.shape)}, re-partitioned "
+                               f"{tuple(out.shape)}")
     diff = (out - ref).abs().max().item()
     if not torch.allclose(out, ref, rtol=rtol, atol=atol):
-        raise EquivalenceError(f"{type(self).__name__}: the re-partitioned path differs from the model's logits by up to {diff:.3g} "
+        raise EquivalenceError(f"{type(self).__name__}: the re-partitioned path differs from the model's "
+                               f"logits by up to {diff:.3g} "
                                f"(rtol={rtol}, atol={atol}); a norm, pooling or residual is misplaced")
     return diff
 
@@ -177,21 +196,25 @@ def embed_module(self:Adapter)->nn.Module:
     "A trainable copy of the embedding: forward(batch) -> (X0, ctx)."
     return copy.deepcopy(self.embed_mod).requires_grad_(True)
 
+# %% ../nbs/10a_adapter.ipynb #71f70a08
 @patch
 def head_module(self:Adapter)->nn.Module:
     "A trainable copy of the head: forward(X, ctx) -> logits."
     return copy.deepcopy(self.head_mod).requires_grad_(True)
 
+# %% ../nbs/10a_adapter.ipynb #6fc06485
 @patch
 def backbone_config(self:Adapter)->dict:
     "JSON-able description of the backbone's architecture from which `adapter_from_spec` rebuilds it."
-    raise NotImplementedError(f"{type(self).__name__} must implement backbone_config() for spec()/adapter_from_spec")
+    raise NotImplementedError(f"{type(self).__name__} must implement backbone_config() for "
+                              "spec()/adapter_from_spec")
 
 # %% ../nbs/10a_adapter.ipynb #137420a7
 def _jsonable(d): return json.loads(json.dumps(d, sort_keys=True, default=str))
 
 _VOLATILE = ('_name_or_path', 'transformers_version')
 
+# %% ../nbs/10a_adapter.ipynb #b29ad90d
 @patch
 def fingerprint(self:Adapter)->str:
     "sha256 of the family, options, architecture and every weight of the backbone."
@@ -200,41 +223,51 @@ def fingerprint(self:Adapter)->str:
     except NotImplementedError: bc = type(self.model).__qualname__
     if isinstance(bc, dict) and isinstance(bc.get('config'), dict):
         bc = {**bc, 'config': {k: v for k, v in bc['config'].items() if k not in _VOLATILE}}
-    h.update(json.dumps(_jsonable(dict(family=self.family, opts=self.opts, arch=bc)), sort_keys=True).encode())
+    h.update(json.dumps(_jsonable(dict(family=self.family, opts=self.opts, arch=bc)),
+                        sort_keys=True).encode())
     for k, v in sorted(self.model.state_dict().items()):
         t = v.detach().cpu().contiguous().reshape(-1)
         h.update(f"{k}|{t.dtype}|{tuple(v.shape)}".encode()); h.update(t.view(torch.uint8).numpy())
     return h.hexdigest()
 
+# %% ../nbs/10a_adapter.ipynb #c66791ce
 @patch
 def spec(self:Adapter)->dict:
     "JSON-able description: family, backbone_config, opts, fingerprint, n_steps, dim, n_classes."
     return _jsonable(dict(family=self.family, backbone_config=self.backbone_config(), opts=self.opts,
-                          fingerprint=self.fingerprint(), n_steps=self.n_steps, dim=self.dim, n_classes=self.n_classes))
+                          fingerprint=self.fingerprint(), n_steps=self.n_steps, dim=self.dim,
+                          n_classes=self.n_classes))
 
 # %% ../nbs/10a_adapter.ipynb #705b06c0
 def _image_batch(batch):
     if isinstance(batch, Mapping):
-        if 'pixel_values' not in batch: raise ValueError(f"`batch` mapping must contain 'pixel_values', got keys {sorted(batch)}")
+        if 'pixel_values' not in batch:
+            raise ValueError(f"`batch` mapping must contain 'pixel_values', got keys {sorted(batch)}")
         batch = batch['pixel_values']
     check_type('batch', batch, torch.Tensor, "an image tensor (B, C, H, W) or a mapping with 'pixel_values'")
     if batch.ndim != 4 or not batch.is_floating_point():
-        raise ValueError(f"`batch` must be a float image tensor of shape (B, C, H, W), got {batch.dtype} {tuple(batch.shape)}")
+        raise ValueError(f"`batch` must be a float image tensor of shape (B, C, H, W), got {batch.dtype} "
+                         f"{tuple(batch.shape)}")
     return batch
 
+# %% ../nbs/10a_adapter.ipynb #6073bf04
 def _text_batch(batch):
-    check_type('batch', batch, Mapping, "a dict with 'input_ids' (B, T) and optionally 'attention_mask' (B, T)")
-    if 'input_ids' not in batch: raise ValueError(f"`batch` must contain 'input_ids', got keys {sorted(batch)}")
+    check_type('batch', batch, Mapping,
+               "a dict with 'input_ids' (B, T) and optionally 'attention_mask' (B, T)")
+    if 'input_ids' not in batch:
+        raise ValueError(f"`batch` must contain 'input_ids', got keys {sorted(batch)}")
     ids = check_type("batch['input_ids']", batch['input_ids'], torch.Tensor)
     if ids.ndim != 2 or ids.is_floating_point():
-        raise ValueError(f"`batch['input_ids']` must be an integer tensor (B, T), got {ids.dtype} {tuple(ids.shape)}")
+        raise ValueError(f"`batch['input_ids']` must be an integer tensor (B, T), got {ids.dtype} "
+                         f"{tuple(ids.shape)}")
     out = dict(input_ids=ids)
     for k in ('attention_mask', 'token_type_ids', 'position_ids'):
         v = batch.get(k)
         if v is None: continue
         check_type(f"batch['{k}']", v, torch.Tensor)
         if v.shape != ids.shape:
-            raise ValueError(f"`batch['{k}']` must have the shape of input_ids {tuple(ids.shape)}, got {tuple(v.shape)}")
+            raise ValueError(f"`batch['{k}']` must have the shape of input_ids {tuple(ids.shape)}, got "
+                             f"{tuple(v.shape)}")
         out[k] = v
     if 'attention_mask' not in out: out['attention_mask'] = torch.ones_like(ids)
     return out
@@ -245,11 +278,14 @@ def _check_image(spec, batch):
     B, C, H, W = x.shape
     if B == 0: raise ValueError("`batch` is empty (0 images); pass at least one image")
     if x.dtype == torch.float64:
-        raise ValueError("`batch` holds float64 images but the model computes in float32; convert them with `x.float()` "
+        raise ValueError("`batch` holds float64 images but the model computes in float32; convert them "
+                         "with `x.float()` "
                          "(or make the dataset / transform produce float32)")
     if spec.get('channels') is not None and C != spec['channels']:
-        raise ValueError(f"`batch` has {C} channels per image {tuple(x.shape)}, but the model takes {spec['channels']} "
-                         f"(B, {spec['channels']}, H, W); convert the images (e.g. grey to RGB) or use a matching model")
+        raise ValueError(f"`batch` has {C} channels per image {tuple(x.shape)}, but the model takes "
+                         f"{spec['channels']} "
+                         f"(B, {spec['channels']}, H, W); convert the images (e.g. grey to RGB) or use a "
+                         "matching model")
     size = spec.get('size')
     if size is not None and (H, W) != tuple(size):
         raise ValueError(f"`batch` images are {H}x{W}, but the model takes {size[0]}x{size[1]}; resize them "
@@ -259,17 +295,22 @@ def _check_image(spec, batch):
 def _check_text(spec, batch):
     ids = batch if isinstance(batch, torch.Tensor) else _text_batch(batch)['input_ids']
     if ids.ndim != 2 or ids.is_floating_point():
-        raise ValueError(f"`batch['input_ids']` must be an integer tensor (B, T), got {ids.dtype} {tuple(ids.shape)}")
-    if ids.numel() == 0: raise ValueError(f"`batch` is empty (input_ids of shape {tuple(ids.shape)}); pass at least one token")
+        raise ValueError(f"`batch['input_ids']` must be an integer tensor (B, T), got {ids.dtype} "
+                         f"{tuple(ids.shape)}")
+    if ids.numel() == 0:
+        raise ValueError(f"`batch` is empty (input_ids of shape {tuple(ids.shape)}); pass at least one token")
     V, P = spec.get('vocab_size'), spec.get('max_len')
     lo, hi = int(ids.min()), int(ids.max())
     if lo < 0 or (V is not None and hi >= V):
-        raise ValueError(f"`batch['input_ids']` holds token id {lo if lo < 0 else hi}, outside the model's vocabulary "
+        raise ValueError(f"`batch['input_ids']` holds token id {lo if lo < 0 else hi}, outside the model's "
+                         "vocabulary "
                          f"[0, {V}); tokenize with the model's own tokenizer")
     if P is not None and ids.shape[1] > P:
-        raise ValueError(f"`batch['input_ids']` has {ids.shape[1]} tokens per sequence but the model's position table "
+        raise ValueError(f"`batch['input_ids']` has {ids.shape[1]} tokens per sequence but the model's "
+                         "position table "
                          f"holds {P}; truncate them (tokenizer(..., truncation=True, max_length={P}))")
 
+# %% ../nbs/10a_adapter.ipynb #4bbd1457
 def check_input(spec:dict, # an adapter's `input_spec`
                 batch): # the batch to check
     "Raise `ValueError` naming the fix when `batch` does not fit `spec`; return `batch`."
@@ -284,9 +325,11 @@ def check_input(spec:dict, # an adapter's `input_spec`
 # %% ../nbs/10a_adapter.ipynb #51f80dc8
 @patch(as_prop=True)
 def input_spec(self:Adapter)->dict:
-    "What the model accepts: kind ('image', 'text' or 'custom') and its channels and size, or vocabulary and position table."
+    """What the model accepts: kind ('image', 'text' or 'custom') and its channels and size, or vocabulary
+    and position table."""
     return dict(self._input_spec)
 
+# %% ../nbs/10a_adapter.ipynb #735c3176
 @patch
 def check_batch(self:Adapter, batch):
     "`batch` if the model accepts it, else a `ValueError` that names what was seen and the fix."
@@ -303,10 +346,12 @@ def _shell(model:nn.Module, drop)->nn.Module:
         if 'hooks' in a and isinstance(v, dict): setattr(s, a, type(v)())
     return s
 
+# %% ../nbs/10a_adapter.ipynb #5e659ff4
 def _opts(opts, defaults, family):
     unknown = set(opts) - set(defaults)
     if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)} for the {family} adapter; known options: {sorted(defaults) or 'none'}")
+        raise ValueError(f"unknown option(s) {sorted(unknown)} for the {family} adapter; known options: "
+                         f"{sorted(defaults) or 'none'}")
     return {**defaults, **opts}
 
 # %% ../nbs/10a_adapter.ipynb #d34ea7f7
@@ -314,10 +359,12 @@ class CutError(UnsupportedModelError):
     "A model or layer that cannot be cut after its attention; `reason` names the cause ('parallel', ...)."
     def __init__(self, reason:str, why:str): super().__init__(why); self.reason = reason
 
+# %% ../nbs/10a_adapter.ipynb #cf7f0483
 class _Stop(Exception):
     "Raised inside a forward to leave it early, carrying `value`."
     def __init__(self, value=None): super().__init__(); self.value = value
 
+# %% ../nbs/10a_adapter.ipynb #c102c39f
 def _main(out):
     "The state in a module's output: the tensor itself, a tuple's first item, or a ModelOutput's first field."
     if isinstance(out, torch.Tensor): return out
@@ -325,6 +372,7 @@ def _main(out):
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor): return out[0]
     return None
 
+# %% ../nbs/10a_adapter.ipynb #c3bf8034
 def _template(out, shape):
     "How to fake an output: 'T' (a state of `shape`), ['T', None, ...] (a tuple or list led by one), or None."
     if isinstance(out, torch.Tensor): return 'T' if tuple(out.shape) == tuple(shape) else None
@@ -332,6 +380,7 @@ def _template(out, shape):
         return type(out)(['T'] + [None] * (len(out) - 1))
     return None
 
+# %% ../nbs/10a_adapter.ipynb #708afc8d
 def _fake(tmpl, X): return X if tmpl == 'T' else type(tmpl)([X, *tmpl[1:]])
 
 def _in_state(args, kwargs):
@@ -339,20 +388,24 @@ def _in_state(args, kwargs):
     if args and isinstance(args[0], torch.Tensor): return args[0]
     return next((v for v in kwargs.values() if isinstance(v, torch.Tensor)), None)
 
+# %% ../nbs/10a_adapter.ipynb #cdef1e78
 def _is_attn(name, mod):
     pat = r'attn|attention'
     return bool(re.search(pat, name.rsplit('.', 1)[-1], re.I) or re.search(pat, type(mod).__name__, re.I))
 
+# %% ../nbs/10a_adapter.ipynb #5b87c912
 def _const(v):
     if isinstance(v, (tuple, list)): return all(_const(x) for x in v)
     return v is None or isinstance(v, (bool, int, float, str))
 
+# %% ../nbs/10a_adapter.ipynb #76dca76e
 def _consts(kw):
     "The arguments `kw` with every tensor (or structure holding one) replaced by None."
     key, args, kwargs = kw
     none = lambda v: v if _const(v) else None
     return key, tuple(none(a) for a in args), {k: none(v) for k, v in kwargs.items()}
 
+# %% ../nbs/10a_adapter.ipynb #5723a88d
 def call_layer(layer:nn.Module, X:torch.Tensor, kw:tuple)->object:
     "Call `layer` on the state X with the other arguments `kw` = (key, args, kwargs) it was seen with."
     key, args, kwargs = kw  # key: the keyword X goes by, or None for the first positional argument
@@ -363,6 +416,7 @@ def call_layer(layer:nn.Module, X:torch.Tensor, kw:tuple)->object:
 class _Call:
     name:str; k:int; x:object; out:object=None; tmpl:object=None; params:bool=False
 
+# %% ../nbs/10a_adapter.ipynb #7dfbd3b2
 def _children(layer):
     "The sub-modules a layer calls directly: its children (the items of a ModuleList / ModuleDict child too)."
     out = []
@@ -372,6 +426,7 @@ def _children(layer):
         else: out.append((n, c))
     return out
 
+# %% ../nbs/10a_adapter.ipynb #9fc1f601
 def trace_layer(layer:nn.Module, X:torch.Tensor, kw:tuple, perturb:str|None=None)->tuple:
     "Run `layer` on X, recording each call of its children in order; `perturb`: a child whose output gets +1."
     calls, counts, hooks = [], {}, []
@@ -393,6 +448,7 @@ def trace_layer(layer:nn.Module, X:torch.Tensor, kw:tuple, perturb:str|None=None
         for h in hooks: h.remove()
     return calls, y
 
+# %% ../nbs/10a_adapter.ipynb #e24589de
 @dataclass
 class LayerCut:
     "Where a layer is cut: the state entering ('in') or leaving ('out') call `k` of its child `name`."
@@ -404,6 +460,7 @@ class LayerCut:
     consts:tuple=(None, (), {}) # the arguments `mlp_half` calls the layer with: those seen, tensors None
     def __repr__(self): return f"LayerCut({self.where} {self.name}{f'#{self.k}' if self.k else ''})"
 
+# %% ../nbs/10a_adapter.ipynb #4e88e8d0
 def attn_half(layer:nn.Module, cut:LayerCut, X:torch.Tensor, kw:tuple)->torch.Tensor:
     "X_t: the layer's own forward on X (with its other arguments `kw`) left at the cut: its attention part."
     mod, n = layer.get_submodule(cut.name), [0]
@@ -420,6 +477,7 @@ def attn_half(layer:nn.Module, cut:LayerCut, X:torch.Tensor, kw:tuple)->torch.Te
         for h in hs: h.remove()
     raise RuntimeError(f"{type(layer).__name__} did not reach its cut {cut}")
 
+# %% ../nbs/10a_adapter.ipynb #f79981c9
 def _stand_in(m, cut, n, calls, X):
     orig, i = m.forward, [0]
     def forward(*a, **kw):
@@ -428,6 +486,7 @@ def _stand_in(m, cut, n, calls, X):
         return _fake(cut.tmpls[(n, k)], X if calls[k] == 'x' else torch.zeros_like(X))
     return forward
 
+# %% ../nbs/10a_adapter.ipynb #d3eb2976
 def mlp_half(layer:nn.Module, cut:LayerCut, X:torch.Tensor)->torch.Tensor:
     "The rest of the layer: its own forward on X_t, the calls before the cut standing in (zeros, or X_t)."
     todo = {}
@@ -451,6 +510,7 @@ _PARALLEL = ("its layers run the attention and the MLP side by side on the same 
              "for a re-cut block to end at")
 _SHAPE = "its layers change the number of tokens or the width of the states (stages that merge tokens)"
 
+# %% ../nbs/10a_adapter.ipynb #6e3642ca
 def find_cut(layer:nn.Module, X:torch.Tensor, kw:tuple=(None, (), {}),
              rtol:float=1e-5, atol:float=1e-6)->LayerCut:
     "The first cut of `layer` after its attention whose two halves reproduce it on X; `CutError` if none."
@@ -486,6 +546,7 @@ def find_cut(layer:nn.Module, X:torch.Tensor, kw:tuple=(None, (), {}),
 # %% ../nbs/10a_adapter.ipynb #d7805e6b
 def _holds_attn(m): return any(_is_attn(s, sm) for s, sm in m.named_modules() if s)
 
+# %% ../nbs/10a_adapter.ipynb #1358b7a1
 def layer_stacks(model:nn.Module)->list:
     "Paths of the stacks in `model`: outermost ModuleLists / Sequentials of one class of attention layers."
     out = []
@@ -495,6 +556,7 @@ def layer_stacks(model:nn.Module)->list:
         if len({type(c) for c in m}) == 1 and not inner and _holds_attn(m[0]): out.append(n)
     return out
 
+# %% ../nbs/10a_adapter.ipynb #e1b3c535
 def model_trace(model:nn.Module, fn)->tuple:
     "(events, fn()): ('s' | 'e', name) as each module of `model` starts and ends its forward while fn() runs."
     ev, hs = [], []
@@ -506,6 +568,7 @@ def model_trace(model:nn.Module, fn)->tuple:
         for h in hs: h.remove()
     return ev, out
 
+# %% ../nbs/10a_adapter.ipynb #504a581e
 @dataclass
 class Structure:
     "What a model's forward shows about it: its stack of layers and the modules run before and after it."
@@ -515,11 +578,13 @@ class Structure:
     pre:list # outermost modules run before the first layer (the embedding)
     post:list # outermost modules run after the last layer (final norm, pooler, classifier), in order
 
+# %% ../nbs/10a_adapter.ipynb #1dd40af3
 def _outermost(names): return [n for n in names if not any(n.startswith(o + '.') for o in names if o != n)]
 
 _NO_STACK = ("it has no stack of identical layers that each hold an attention (its blocks are "
              "convolutions or other token mixers, or its attentions and MLPs are kept in separate lists)")
 
+# %% ../nbs/10a_adapter.ipynb #0fca8c0c
 def low_precision(model:nn.Module)->str|None:
     "Why `model` cannot be recognised by its structure in its dtype (it is verified to 1e-5), or None."
     dt = next((p.dtype for p in model.parameters() if p.is_floating_point() and p.itemsize < 4), None)
@@ -527,6 +592,7 @@ def low_precision(model:nn.Module)->str|None:
     return (f"it is in {str(dt).replace('torch.', '')}, and a model recognised by its structure is verified "
             "to 1e-5 in float32: adapt model.float() (and cast the model back after)")
 
+# %% ../nbs/10a_adapter.ipynb #9f4eaceb
 def find_structure(model:nn.Module, run)->Structure:
     "The `Structure` of `model` seen while run() calls it; `CutError` unless one stack runs in order."
     sts = layer_stacks(model)
@@ -567,6 +633,7 @@ class Capture(nn.Module):
         if self.i == self.n - 1: raise _Stop()
         return _fake(self.tmpl, x)
 
+# %% ../nbs/10a_adapter.ipynb #2097d00c
 def _with(root, path, leaf, drop=()):
     "A shell of `root` whose module at `path` is `leaf`, without the modules at the paths `drop` along it."
     first, _, rest = path.partition('.')
@@ -575,6 +642,7 @@ def _with(root, path, leaf, drop=()):
     s.add_module(first, leaf if not rest else _with(getattr(root, first), rest, leaf, inner))
     return s
 
+# %% ../nbs/10a_adapter.ipynb #1743b6bf
 def capture_shell(root:nn.Module, path:str, st:Structure, drop=())->nn.Module:
     "A shell of `root` (weights shared, paths `drop` left out) whose stack at `path` is `Capture` stand-ins."
     stack, rec = root.get_submodule(path), []
@@ -584,6 +652,7 @@ def capture_shell(root:nn.Module, path:str, st:Structure, drop=())->nn.Module:
     s._captured = rec
     return s
 
+# %% ../nbs/10a_adapter.ipynb #8c96d56a
 def run_captured(shell:nn.Module, fn)->tuple:
     "(X0, [kw of each layer]): run fn() (the shell's forward) to its stack, collecting what the layers get."
     rec = shell._captured; rec.clear()
@@ -598,12 +667,14 @@ def _plain(v):
     if isinstance(v, (tuple, list)): return all(_plain(x) for x in v)
     return v is None or isinstance(v, (bool, int, float, str))
 
+# %% ../nbs/10a_adapter.ipynb #35895537
 def arch_signature(model:nn.Module)->tuple:
     "What models of one architecture share: modules (name, class, plain attributes), tensors (name, shape)."
     mods = [(n, type(m).__qualname__, sorted((k, repr(v)) for k, v in vars(m).items()
              if not k.startswith('_') and k != 'training' and _plain(v))) for n, m in model.named_modules()]
     return mods, [(k, tuple(v.shape), str(v.dtype)) for k, v in model.state_dict().items()]
 
+# %% ../nbs/10a_adapter.ipynb #599b6a95
 def _timm_kwargs(model, params)->list:
     "Candidate `create_model` arguments: plain attributes named as arguments, the sizes; then the MLP ratio."
     skip = ('self', 'device', 'dtype')
@@ -626,6 +697,7 @@ def _timm_kwargs(model, params)->list:
     if fc is None or 'mlp_ratio' not in params or not kw.get('embed_dim'): return [kw]
     return [kw, dict(kw, mlp_ratio=fc.out_features / kw['embed_dim'])]
 
+# %% ../nbs/10a_adapter.ipynb #fc80b311
 def build_timm(record:dict, # from `timm_record`
                device=None)->nn.Module: # where to build it ('meta': shapes only)
     "The timm model `record` describes, with random weights; `ValueError` saying why if it cannot be rebuilt."
@@ -637,6 +709,7 @@ def build_timm(record:dict, # from `timm_record`
     with torch.device(device or 'cpu'):
         return timm.create_model(record['name'], pretrained=False, **record['kwargs'])
 
+# %% ../nbs/10a_adapter.ipynb #8ec7e827
 def timm_record(model:nn.Module)->dict:
     "How `timm.create_model` rebuilds `model`: dict(name, kwargs), checked on the meta device, or dict(why)."
     import inspect

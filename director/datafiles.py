@@ -13,7 +13,8 @@ import os, io, gzip, struct, tarfile, zlib
 from pathlib import Path
 import numpy as np
 from PIL import Image
-from .core import check_type, check_value, DataNotFoundError, data_candidates, atomic_write, sha256_file
+from .core import (check_type, check_value, DataNotFoundError, data_candidates, atomic_write,
+                           sha256_file)
 
 # %% ../nbs/17a_datafiles.ipynb #3daa98a8
 class CorruptDataError(ValueError):
@@ -22,13 +23,16 @@ class CorruptDataError(ValueError):
 # %% ../nbs/17a_datafiles.ipynb #e67955a1
 def hf_offline()->bool:
     "True when `HF_DATASETS_OFFLINE` or `HF_HUB_OFFLINE` is set to a true value (1/true/yes/on)."
-    return any(os.environ.get(k, '').strip().lower() in ('1', 'true', 'yes', 'on') for k in ('HF_DATASETS_OFFLINE', 'HF_HUB_OFFLINE'))
+    return any(os.environ.get(k, '').strip().lower() in ('1', 'true', 'yes', 'on')
+               for k in ('HF_DATASETS_OFFLINE', 'HF_HUB_OFFLINE'))
 
 # %% ../nbs/17a_datafiles.ipynb #34daea53
-def locate(names:list, # alternative relative paths, in order of preference (e.g. "cifar10/cifar10-jpeg.tar.gz")
-           path:str|Path|None=None # explicit data folder, searched first
-          )->tuple:
-    "`(root, name, searched)`: the first `root/name` that exists over `data_candidates(path)` × `names`, else `(None, None, searched)`."
+def locate(
+    names:list, # alternative relative paths, in order of preference (e.g. "cifar10/cifar10-jpeg.tar.gz")
+    path:str|Path|None=None # explicit data folder, searched first
+    )->tuple:
+    """`(root, name, searched)`: the first `root/name` that exists over `data_candidates(path)` × `names`,
+    else `(None, None, searched)`."""
     names = [names] if isinstance(names, str) else list(check_type('names', names, (list, tuple, str)))
     searched = []
     for root in data_candidates(path):
@@ -45,12 +49,17 @@ def missing_data(what:str, # dataset name for the message
                 )->DataNotFoundError:
     "A `DataNotFoundError` naming every place searched and how to provide the data."
     lines = [f"  - {p}" for p in searched] or ['  - (no local folder searched)']
-    if hub: lines.append(f"  - Hugging Face `{hub}`: " + ('not contacted, HF_DATASETS_OFFLINE/HF_HUB_OFFLINE is set' if hf_offline()
+    if hub:
+        lines.append(f"  - Hugging Face `{hub}`: " + ('not contacted, HF_DATASETS_OFFLINE/HF_HUB_OFFLINE '
+                                                      'is set' if hf_offline()
                                                          else 'not tried'))
-    how = ("To provide it: pass `path=` to a data folder holding these files (the layout `make_tiny_data` writes), "
+    how = ("To provide it: pass `path=` to a data folder holding these files (the layout `make_tiny_data` "
+           "writes), "
            "or set the environment variable DIRECTOR_DATA to such a folder")
-    if hub: how += f"; or go online (unset HF_DATASETS_OFFLINE and HF_HUB_OFFLINE) so the loader fetches `{hub}`"
-    return DataNotFoundError(f"dataset `{what}` not found. Searched, in order:\n" + '\n'.join(lines) + f"\n{how}." + (f" {hint}" if hint else ''))
+    if hub:
+        how += f"; or go online (unset HF_DATASETS_OFFLINE and HF_HUB_OFFLINE) so the loader fetches `{hub}`"
+    return DataNotFoundError(f"dataset `{what}` not found. Searched, in order:\n" + '\n'.join(lines)
+                             + f"\n{how}." + (f" {hint}" if hint else ''))
 
 # %% ../nbs/17a_datafiles.ipynb #f182735b
 def hf_load(hub:str, # Hugging Face dataset id, e.g. "cifar10" or "glue"
@@ -59,21 +68,27 @@ def hf_load(hub:str, # Hugging Face dataset id, e.g. "cifar10" or "glue"
             searched:list=(), # local places already tried (for the error message)
             what:str|None=None # dataset name for the error message
            ):
-    "Load a dataset from the Hugging Face hub; offline, raise `DataNotFoundError` at once without touching the network."
+    """Load a dataset from the Hugging Face hub; offline, raise `DataNotFoundError` at once without touching
+    the network."""
     name = f"{hub}/{config}" if config else hub
     if hf_offline(): raise missing_data(what or name, list(searched), name)
     import datasets  # deferred: importing `datasets` costs ~2 s and only the online path needs it
     try: return datasets.load_dataset(hub, config, split=split)
     except Exception as e:
-        raise DataNotFoundError(f"dataset `{what or name}`: no local copy (searched {', '.join(map(str, searched)) or 'nothing'}) "
-                                f"and loading `{name}` from the Hugging Face hub failed: {type(e).__name__}: {e}") from e
+        raise DataNotFoundError(f"dataset `{what or name}`: no local copy (searched "
+                                f"{', '.join(map(str, searched)) or 'nothing'}) "
+                                f"and loading `{name}` from the Hugging Face hub failed: "
+                                f"{type(e).__name__}: {e}") from e
 
 # %% ../nbs/17a_datafiles.ipynb #633b107b
 def _listed_sha(f:Path, root:Path|None):
-    "The digest listed for `f` in `root/SHA256SUMS` (by relative path) or in a SHA256SUMS beside `f` (by name), else None."
+    """The digest listed for `f` in `root/SHA256SUMS` (by relative path) or in a SHA256SUMS beside `f` (by
+    name), else None."""
     cands = [(f.parent/'SHA256SUMS', f.name)]
     if root is not None:
-        try: cands.insert(0, (Path(root)/'SHA256SUMS', f.resolve().relative_to(Path(root).resolve()).as_posix()))
+        try:
+            cands.insert(0, (Path(root)/'SHA256SUMS',
+                             f.resolve().relative_to(Path(root).resolve()).as_posix()))
         except ValueError: pass
     for sums, rel in cands:
         if not sums.exists(): continue
@@ -91,15 +106,18 @@ def verify_file(f:str|Path, # the data file
     if not f.is_file(): raise DataNotFoundError(f"{f} does not exist or is not a file")
     digest, listed = sha256_file(f), _listed_sha(f, None if root is None else Path(root))
     if listed is not None and listed != digest:
-        raise CorruptDataError(f"checksum mismatch for {f}: SHA256SUMS lists {listed[:16]}…, the file hashes to {digest[:16]}…. "
-                               "The copy is damaged or was modified; nothing was loaded from it. Restore the original file "
+        raise CorruptDataError(f"checksum mismatch for {f}: SHA256SUMS lists {listed[:16]}…, the file "
+                               f"hashes to {digest[:16]}…. "
+                               "The copy is damaged or was modified; nothing was loaded from it. Restore "
+                               "the original file "
                                "(e.g. copy it again from its public source) or remove its SHA256SUMS line.")
     return digest
 
 # %% ../nbs/17a_datafiles.ipynb #59a2af84
 def cache_dir(cache:str|Path|None=None # explicit cache folder
              )->Path:
-    "Folder for decoded/parsed data caches: `cache`, else `$DIRECTOR_CACHE`, else `~/.cache/director` (created)."
+    """Folder for decoded/parsed data caches: `cache`, else `$DIRECTOR_CACHE`, else `~/.cache/director`
+    (created)."""
     if cache is None: cache = os.environ.get('DIRECTOR_CACHE') or Path.home()/'.cache'/'director'
     p = Path(check_type('cache', cache, (str, Path))).expanduser()
     p.mkdir(parents=True, exist_ok=True)
@@ -110,6 +128,7 @@ def save_npz(f:Path, **arrays):
     "Write arrays to an uncompressed `.npz` atomically."
     with atomic_write(f, 'wb') as fh: np.savez(fh, **arrays)
 
+# %% ../nbs/17a_datafiles.ipynb #8cf88099
 def load_npz(f:Path)->dict|None:
     "The arrays of a cached `.npz`, or None if it is absent or unreadable (then it is rebuilt)."
     if not Path(f).exists(): return None
@@ -121,14 +140,16 @@ def load_npz(f:Path)->dict|None:
 def read_tar(f:str|Path, # a .tar / .tar.gz archive
              keep # predicate on member names: which files to read
             )->dict:
-    "`{name: bytes}` for the archive's regular files that `keep`; `CorruptDataError` unless it can be read to its end."
+    """`{name: bytes}` for the archive's regular files that `keep`; `CorruptDataError` unless it can be read
+    to its end."""
     out = {}
     try:
         with tarfile.open(f, 'r:*') as tf:
             for m in tf:
                 if m.isfile() and keep(m.name): out[m.name] = tf.extractfile(m).read()
     except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
-        raise CorruptDataError(f"could not read {f} to its end ({type(e).__name__}: {e}); the archive is truncated or damaged "
+        raise CorruptDataError(f"could not read {f} to its end ({type(e).__name__}: {e}); the archive is "
+                               "truncated or damaged "
                                "and nothing was loaded from it. Copy it again from its source.") from e
     return out
 
@@ -137,11 +158,13 @@ def _tar_add(tf, name, data:bytes):
     ti = tarfile.TarInfo(name); ti.size = len(data); ti.mtime = 0
     tf.addfile(ti, io.BytesIO(data))
 
+# %% ../nbs/17a_datafiles.ipynb #9104fde3
 def _jpeg(a:np.ndarray, quality=75)->bytes:
     b = io.BytesIO(); Image.fromarray(a).save(b, 'JPEG', quality=quality); return b.getvalue()
 
 _CIFAR10_CLASSES = ['airplane', 'automobile', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck']
 
+# %% ../nbs/17a_datafiles.ipynb #fd5b2ccd
 def _tiny_images(n, c, rng, size=32):
     "`n` images of class `c`: a class colour plus noise."
     base = np.array([(37 * c) % 256, (91 * c + 60) % 256, (151 * c + 120) % 256], dtype=np.float32)
@@ -152,10 +175,12 @@ def _tiny_cifar_tar(f:Path, n_train, n_test, rng):
     with tarfile.open(f, 'w:gz') as tf:
         for split, n in (('train', n_train), ('test', n_test)):
             for c, cls in enumerate(_CIFAR10_CLASSES):
-                for i, a in enumerate(_tiny_images(n, c, rng)): _tar_add(tf, f'cifar10-jpeg/{split}/{cls}/{i:04d}.jpg', _jpeg(a))
+                for i, a in enumerate(_tiny_images(n, c, rng)):
+                    _tar_add(tf, f'cifar10-jpeg/{split}/{cls}/{i:04d}.jpg', _jpeg(a))
 
 _WORDS = 'the a cat dog sat ran on under mat rug quickly slowly who what saw book read'.split()
 
+# %% ../nbs/17a_datafiles.ipynb #007d8fc2
 def _tiny_cola_tsv(f:Path, n, rng, src='gj04', trailing_newline=True):
     rows = []
     for i in range(n):
@@ -172,21 +197,26 @@ def _tiny_imdb_tar(f:Path, n, rng):
         for split in ('train', 'test'):
             for lab in ('neg', 'pos'):
                 for i in range(n):
-                    words = ' '.join(rng.choice(_WORDS, 12)) + (' great fun' if lab == 'pos' else ' awful bore')
-                    _tar_add(tf, f'aclImdb/{split}/{lab}/{i}_{int(rng.integers(7, 11) if lab == "pos" else rng.integers(1, 5))}.txt',
+                    words = (' '.join(rng.choice(_WORDS, 12))
+                             + (' great fun' if lab == 'pos' else ' awful bore'))
+                    stars = int(rng.integers(7, 11) if lab == "pos" else rng.integers(1, 5))
+                    _tar_add(tf, f'aclImdb/{split}/{lab}/{i}_{stars}.txt',
                              f"Review {split} {lab} {i}: {words}.<br /><br />The end.".encode())
 
+# %% ../nbs/17a_datafiles.ipynb #6b8c84fc
 def _idx_gz(f:Path, a:np.ndarray):
     head = struct.pack('>I', {1: 0x801, 3: 0x803}[a.ndim]) + b''.join(struct.pack('>I', s) for s in a.shape)
     with gzip.open(f, 'wb') as g: g.write(head + a.astype(np.uint8).tobytes())
 
 # %% ../nbs/17a_datafiles.ipynb #46a09c36
 def make_tiny_data(root:str|Path, # folder to write (created)
-                   n_train:int=20, # CIFAR training images per class (must give >= 1 validation image per class at 10 %)
+                   # CIFAR training images per class (must give >= 1 validation image per class at 10 %)
+                   n_train:int=20,
                    n_test:int=4, # CIFAR test images per class
                    seed:int=0
                   )->Path:
-    "Write tiny stand-ins of every offline dataset (the data folder's layout and formats, with SHA256SUMS) under `root`."
+    """Write tiny stand-ins of every offline dataset (the data folder's layout and formats, with SHA256SUMS)
+    under `root`."""
     root = Path(check_type('root', root, (str, Path)))
     check_value('n_train', isinstance(n_train, int) and n_train >= 10, n_train, 'an integer >= 10')
     rng = np.random.default_rng(seed)
@@ -199,5 +229,6 @@ def make_tiny_data(root:str|Path, # folder to write (created)
     _idx_gz(root/'fashion-mnist/t10k-images-idx3-ubyte.gz', rng.integers(0, 256, (20, 28, 28)))
     _idx_gz(root/'fashion-mnist/t10k-labels-idx1-ubyte.gz', np.arange(20) % 10)
     files = sorted(p for p in root.rglob('*') if p.is_file() and p.name != 'SHA256SUMS')
-    (root/'SHA256SUMS').write_text(''.join(f"{sha256_file(p)}  {p.relative_to(root).as_posix()}\n" for p in files))
+    (root/'SHA256SUMS').write_text(''.join(f"{sha256_file(p)}  {p.relative_to(root).as_posix()}\n"
+                                           for p in files))
     return root

@@ -25,15 +25,21 @@ from .adapter import (Adapter, UnsupportedModelError, EquivalenceError, CutError
 # %% ../nbs/10b_hf_adapter.ipynb #6d043896
 @dataclass
 class HFFamily:
-    "How one Hugging Face family lays out its attention + MLP layers: where its modules live and how its sub-blocks call them."
+    """How one Hugging Face family lays out its attention + MLP layers: where its modules live and how its
+    sub-blocks call them."""
     kind:str # 'encoder', 'decoder' or 'image' (the adapter family is 'hf_encoder', 'hf_decoder' or 'hf_vit')
     layers:Callable # model -> list of the layers in the order they run
-    parts:dict # name -> path from the *For...Classification model ('base.' = its base model), or callable(model) -> module
+    # name -> path from the *For...Classification model ('base.' = its base model), or callable(model) ->
+    # module
+    parts:dict
     embed:Callable # (p, batch) -> (X0, ctx), p the `Parts`: the model's own embedding modules
-    attn:Callable # (p, layer, X, ctx) -> X_t: the layer's attention sub-block with its residual (and post-norm)
+    # (p, layer, X, ctx) -> X_t: the layer's attention sub-block with its residual (and post-norm)
+    attn:Callable
     mlp:Callable # (layer, X) -> the layer's MLP sub-block with its residual (and post-norm)
-    head:Callable # (p, H, ctx) -> logits, H the state after the last MLP sub-block, on the rows `pool` selects
-    pool:Callable = lambda cfg: 'first' # config -> rows the head reads: 'first', 'last' (last non-padding token) or 'all'
+    # (p, H, ctx) -> logits, H the state after the last MLP sub-block, on the rows `pool` selects
+    head:Callable
+    # config -> rows the head reads: 'first', 'last' (last non-padding token) or 'all'
+    pool:Callable = lambda cfg: 'first'
     spec:Callable = None # (config, opts) -> the adapter's `input_spec`
     unsupported:Callable = lambda model: None # model -> why this model cannot be re-cut, or None
 
@@ -46,6 +52,7 @@ def _resolve(model, path):
         if obj is None: return None
     return obj
 
+# %% ../nbs/10b_hf_adapter.ipynb #7af62099
 class Parts(nn.Module):
     "The named modules a family description uses, plus the model config and the position-interpolation flag."
     def __init__(self, model, paths:dict, ipe:bool=False):
@@ -58,19 +65,24 @@ class Parts(nn.Module):
 # %% ../nbs/10b_hf_adapter.ipynb #7ba51cf4
 def _additive(allowed, dtype):
     "0 where `allowed`, the dtype's minimum elsewhere (Hugging Face's eager mask convention)."
-    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
+    return torch.zeros(allowed.shape, dtype=dtype,
+                       device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
 
+# %% ../nbs/10b_hf_adapter.ipynb #e916210f
 def _pos_ids(b):
     ids = b['input_ids']
     return b.get('position_ids', torch.arange(ids.shape[1], device=ids.device)[None].expand_as(ids))
 
+# %% ../nbs/10b_hf_adapter.ipynb #addb4ac5
 def _enc_ctx(X, b):
     mask = b['attention_mask'].bool()
     return dict(mask=mask, attn_mask=_additive(mask[:, None, None, :], X.dtype))
 
+# %% ../nbs/10b_hf_adapter.ipynb #bf732fa1
 def _last_idx(ids, pad_id):
     if pad_id is None:
-        if ids.shape[0] != 1: raise ValueError("the model has no pad_token_id, so it cannot find the last token of a batch of "
+        if ids.shape[0] != 1:
+            raise ValueError("the model has no pad_token_id, so it cannot find the last token of a batch of "
                                                f"{ids.shape[0]} sequences; set model.config.pad_token_id")
         return torch.full((1,), ids.shape[1] - 1, dtype=torch.long, device=ids.device)
     tok = torch.arange(ids.shape[-1], device=ids.device, dtype=torch.int32)
@@ -78,12 +90,15 @@ def _last_idx(ids, pad_id):
 
 # %% ../nbs/10b_hf_adapter.ipynb #f6d2a97b
 def _text_spec(table='max_position_embeddings', offset=None):
-    "input_spec of a text family: the vocabulary and the size of its position table (None: rotary or relative positions)."
+    """input_spec of a text family: the vocabulary and the size of its position table (None: rotary or
+    relative positions)."""
     def spec(cfg, opts):
         P = getattr(cfg, table, None) if table else None
-        return dict(kind='text', vocab_size=cfg.vocab_size, max_len=P - offset(cfg) if P is not None and offset else P)
+        return dict(kind='text', vocab_size=cfg.vocab_size, max_len=P - offset(cfg) if P is not None
+                    and offset else P)
     return spec
 
+# %% ../nbs/10b_hf_adapter.ipynb #32629598
 def _img_spec(fixed=True):
     "input_spec of an image family: channels, and the image size unless positions are interpolated."
     def spec(cfg, opts):
@@ -94,18 +109,25 @@ def _img_spec(fixed=True):
 
 # %% ../nbs/10b_hf_adapter.ipynb #5d28010b
 def _bert_embed(p, b):
-    X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'), position_ids=b.get('position_ids'))
+    X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'),
+                     position_ids=b.get('position_ids'))
     if getattr(p, 'proj', None) is not None: X = p.proj(X)
     return X, _enc_ctx(X, b)
 
+# %% ../nbs/10b_hf_adapter.ipynb #cd88ff1d
 def _bert_attn(p, l, X, ctx): return l.attention(X, ctx['attn_mask'])[0]
+
+# %% ../nbs/10b_hf_adapter.ipynb #ea3cfe29
 def _bert_mlp(l, X): return l.output(l.intermediate(X), X)
 
 BERT = HFFamily('encoder', lambda m: list(m.base_model.encoder.layer),
-                dict(embeddings='base.embeddings', proj='base.embeddings_project', pooler='base.pooler', dropout='dropout',
+                dict(embeddings='base.embeddings', proj='base.embeddings_project', pooler='base.pooler',
+                     dropout='dropout',
                      classifier='classifier'),
-                _bert_embed, _bert_attn, _bert_mlp, lambda p, H, ctx: p.classifier(p.dropout(p.pooler(H))), spec=_text_spec())
-ROBERTA = replace(BERT, head=lambda p, H, ctx: p.classifier(H), spec=_text_spec(offset=lambda cfg: cfg.pad_token_id + 1))
+                _bert_embed, _bert_attn, _bert_mlp, lambda p, H, ctx: p.classifier(p.dropout(p.pooler(H))),
+                spec=_text_spec())
+ROBERTA = replace(BERT, head=lambda p, H, ctx: p.classifier(H),
+                  spec=_text_spec(offset=lambda cfg: cfg.pad_token_id + 1))
 ELECTRA = replace(ROBERTA, spec=_text_spec())
 
 # %% ../nbs/10b_hf_adapter.ipynb #567eb6a9
@@ -114,41 +136,56 @@ def _distil_embed(p, b):
     return X, _enc_ctx(X, b)
 
 DISTILBERT = HFFamily('encoder', lambda m: list(m.base_model.transformer.layer),
-                      dict(embeddings='base.embeddings', pre_classifier='pre_classifier', dropout='dropout', classifier='classifier'),
-                      _distil_embed, lambda p, l, X, ctx: l.sa_layer_norm(l.attention(X, attention_mask=ctx['attn_mask'])[0] + X),
+                      dict(embeddings='base.embeddings', pre_classifier='pre_classifier', dropout='dropout',
+                           classifier='classifier'),
+                      _distil_embed, lambda p, l, X,
+                      ctx: l.sa_layer_norm(l.attention(X, attention_mask=ctx['attn_mask'])[0] + X),
                       lambda l, X: l.output_layer_norm(l.ffn(X) + X),
-                      lambda p, H, ctx: p.classifier(p.dropout(torch.relu(p.pre_classifier(H[:, 0])))), spec=_text_spec())
+                      lambda p, H, ctx: p.classifier(p.dropout(torch.relu(p.pre_classifier(H[:, 0])))),
+                      spec=_text_spec())
 
+# %% ../nbs/10b_hf_adapter.ipynb #301ed73c
 def _albert_layers(m):
     cfg, groups = m.config, m.base_model.encoder.albert_layer_groups
     L, G = cfg.num_hidden_layers, cfg.num_hidden_groups
     return [l for i in range(L) for l in groups[int(i / (L / G))].albert_layers]
 
 ALBERT = HFFamily('encoder', _albert_layers,
-                  dict(embeddings='base.embeddings', proj='base.encoder.embedding_hidden_mapping_in', pooler='base.pooler',
-                       pooler_activation='base.pooler_activation', dropout='dropout', classifier='classifier'),
+                  dict(embeddings='base.embeddings', proj='base.encoder.embedding_hidden_mapping_in',
+                       pooler='base.pooler',
+                       pooler_activation='base.pooler_activation', dropout='dropout',
+                       classifier='classifier'),
                   _bert_embed, _bert_attn, lambda l, X: l.full_layer_layer_norm(l.ff_chunk(X) + X),
-                  lambda p, H, ctx: p.classifier(p.dropout(p.pooler_activation(p.pooler(H[:, 0])))), spec=_text_spec())
+                  lambda p, H, ctx: p.classifier(p.dropout(p.pooler_activation(p.pooler(H[:, 0])))),
+                  spec=_text_spec())
 
 # %% ../nbs/10b_hf_adapter.ipynb #d4badbed
 def _deberta_embed(p, b):
     am = b['attention_mask']
-    X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'), position_ids=b.get('position_ids'), mask=am)
+    X = p.embeddings(input_ids=b['input_ids'], token_type_ids=b.get('token_type_ids'),
+                     position_ids=b.get('position_ids'), mask=am)
     return X, dict(mask=am.bool(), attn_mask=p.rel.get_attention_mask(am))
 
+# %% ../nbs/10b_hf_adapter.ipynb #c1ac98ac
 def _deberta_attn(p, l, X, ctx):
-    return l.attention(X, ctx['attn_mask'], relative_pos=p.rel.get_rel_pos(X), rel_embeddings=p.rel.get_rel_embedding())[0]
+    return l.attention(X, ctx['attn_mask'], relative_pos=p.rel.get_rel_pos(X),
+                       rel_embeddings=p.rel.get_rel_embedding())[0]
 
+# %% ../nbs/10b_hf_adapter.ipynb #8471eecf
 def _deberta_unsupported(m):
-    if getattr(m.base_model.encoder, 'conv', None) is not None: return "its first layer adds a convolution branch (config.conv_kernel_size > 0)"
+    if getattr(m.base_model.encoder, 'conv', None) is not None:
+        return "its first layer adds a convolution branch (config.conv_kernel_size > 0)"
     if getattr(m.base_model, 'z_steps', 0) > 1: return "it re-applies its last layer (config.z_steps > 1)"
 
 DEBERTA_V2 = HFFamily('encoder', lambda m: list(m.base_model.encoder.layer),
-                      dict(embeddings='base.embeddings', rel=lambda m: _shell(m.base_model.encoder, ('layer', 'conv')),
+                      dict(embeddings='base.embeddings',
+                           rel=lambda m: _shell(m.base_model.encoder, ('layer', 'conv')),
                            pooler='pooler', dropout='dropout', classifier='classifier'),
-                      _deberta_embed, _deberta_attn, _bert_mlp, lambda p, H, ctx: p.classifier(p.dropout(p.pooler(H))),
+                      _deberta_embed, _deberta_attn, _bert_mlp, lambda p, H,
+                      ctx: p.classifier(p.dropout(p.pooler(H))),
                       spec=lambda cfg, o: dict(kind='text', vocab_size=cfg.vocab_size,
-                                               max_len=cfg.max_position_embeddings if cfg.position_biased_input else None),
+                                               max_len=cfg.max_position_embeddings
+                                               if cfg.position_biased_input else None),
                       unsupported=_deberta_unsupported)
 
 # %% ../nbs/10b_hf_adapter.ipynb #acbd545e
@@ -156,14 +193,19 @@ def _modernbert_embed(p, b):
     ids, mask = b['input_ids'], b['attention_mask'].bool()
     X, pos, q = p.embeddings(input_ids=ids), _pos_ids(b), torch.arange(ids.shape[1], device=ids.device)
     near = ((q[:, None] - q[None]).abs() <= p.cfg.sliding_window)[None, None]
-    ctx = dict(mask=mask, attn_mask=_additive(mask[:, None, None, :], X.dtype), attn_mask_sliding=_additive(near & mask[:, None, None, :], X.dtype))
-    for lt, sfx in (('full_attention', ''), ('sliding_attention', '_sliding')): ctx['cos' + sfx], ctx['sin' + sfx] = p.rotary(X, pos, lt)
+    ctx = dict(mask=mask, attn_mask=_additive(mask[:, None, None, :], X.dtype),
+               attn_mask_sliding=_additive(near & mask[:, None, None, :], X.dtype))
+    for lt, sfx in (('full_attention', ''), ('sliding_attention', '_sliding')):
+        ctx['cos' + sfx], ctx['sin' + sfx] = p.rotary(X, pos, lt)
     return X, ctx
 
+# %% ../nbs/10b_hf_adapter.ipynb #3ac82db7
 def _modernbert_attn(p, l, X, ctx):
     s = '_sliding' if l.attention_type == 'sliding_attention' else ''
-    return X + l.attn(l.attn_norm(X), position_embeddings=(ctx['cos' + s], ctx['sin' + s]), attention_mask=ctx['attn_mask' + s])[0]
+    return X + l.attn(l.attn_norm(X), position_embeddings=(ctx['cos' + s], ctx['sin' + s]),
+                      attention_mask=ctx['attn_mask' + s])[0]
 
+# %% ../nbs/10b_hf_adapter.ipynb #e4514537
 def _modernbert_head(p, H, ctx):
     h = p.final_norm(H)
     if p.cfg.classifier_pooling == 'cls': h = h[:, 0]
@@ -171,25 +213,33 @@ def _modernbert_head(p, H, ctx):
     return p.classifier(p.drop(p.head(h)))
 
 MODERNBERT = HFFamily('encoder', lambda m: list(m.base_model.layers),
-                      dict(embeddings='base.embeddings', rotary='base.rotary_emb', final_norm='base.final_norm', head='head',
+                      dict(embeddings='base.embeddings', rotary='base.rotary_emb',
+                           final_norm='base.final_norm', head='head',
                            drop='drop', classifier='classifier'),
-                      _modernbert_embed, _modernbert_attn, lambda l, X: X + l.mlp(l.mlp_norm(X)), _modernbert_head,
-                      pool=lambda cfg: 'first' if cfg.classifier_pooling == 'cls' else 'all', spec=_text_spec(table=None))
+                      _modernbert_embed, _modernbert_attn, lambda l, X: X + l.mlp(l.mlp_norm(X)),
+                      _modernbert_head,
+                      pool=lambda cfg: 'first' if cfg.classifier_pooling == 'cls' else 'all',
+                      spec=_text_spec(table=None))
 
 # %% ../nbs/10b_hf_adapter.ipynb #6464d353
 def _layer_types(cfg):
     lt = getattr(cfg, 'layer_types', None)
-    return list(lt) if lt else ['sliding_attention' if getattr(cfg, 'sliding_window', None) else 'full_attention'] * cfg.num_hidden_layers
+    return list(lt) if lt else ['sliding_attention' if getattr(cfg, 'sliding_window', None)
+                                else 'full_attention'] * cfg.num_hidden_layers
 
+# %% ../nbs/10b_hf_adapter.ipynb #e8e4a599
 def _dec_ctx(p, X, b):
     ids, mask = b['input_ids'], b['attention_mask'].bool()
     q = torch.arange(ids.shape[1], device=ids.device)
     allowed = (q[None] <= q[:, None])[None, None] & mask[:, None, None, :]
-    ctx = dict(mask=mask, last_idx=_last_idx(ids, p.cfg.pad_token_id), position_ids=_pos_ids(b), attn_mask=_additive(allowed, X.dtype))
+    ctx = dict(mask=mask, last_idx=_last_idx(ids, p.cfg.pad_token_id), position_ids=_pos_ids(b),
+               attn_mask=_additive(allowed, X.dtype))
     if 'sliding_attention' in _layer_types(p.cfg):
-        ctx['attn_mask_sliding'] = _additive(allowed & (q[None] > q[:, None] - p.cfg.sliding_window)[None, None], X.dtype)
+        ctx['attn_mask_sliding'] = _additive(allowed & (q[None] > q[:, None] - p.cfg.sliding_window)[None,
+            None], X.dtype)
     return ctx
 
+# %% ../nbs/10b_hf_adapter.ipynb #b5f8ad6c
 def _gpt2_embed(p, b):
     ids, pos = b['input_ids'], _pos_ids(b)
     h = p.wte(ids) + p.wpe(pos)
@@ -200,8 +250,10 @@ def _gpt2_embed(p, b):
 GPT2 = HFFamily('decoder', lambda m: list(m.base_model.h),
                 dict(wte='base.wte', wpe='base.wpe', drop='base.drop', ln_f='base.ln_f', score='score'),
                 _gpt2_embed, lambda p, l, X, ctx: X + l.attn(l.ln_1(X), attention_mask=ctx['attn_mask'])[0],
-                lambda l, X: X + l.mlp(l.ln_2(X)), lambda p, H, ctx: p.score(p.ln_f(H[:, 0])), pool=lambda cfg: 'last',
-                spec=_text_spec(), unsupported=lambda m: 'it has cross-attention layers' if m.config.add_cross_attention else None)
+                lambda l, X: X + l.mlp(l.ln_2(X)), lambda p, H, ctx: p.score(p.ln_f(H[:, 0])),
+                pool=lambda cfg: 'last',
+                spec=_text_spec(), unsupported=lambda m: 'it has cross-attention layers'
+                if m.config.add_cross_attention else None)
 
 # %% ../nbs/10b_hf_adapter.ipynb #f4ac3c66
 def _rope_embed(p, b):
@@ -210,95 +262,128 @@ def _rope_embed(p, b):
     ctx['cos'], ctx['sin'] = p.rotary_emb(h, ctx['position_ids'])
     return h, ctx
 
+# %% ../nbs/10b_hf_adapter.ipynb #8ae9f85c
 def _ident(x): return x
 
+# %% ../nbs/10b_hf_adapter.ipynb #bb3ab0ae
 def _rope_attn(p, l, X, ctx):
-    am = ctx['attn_mask_sliding'] if _layer_types(p.cfg)[l.self_attn.layer_idx] == 'sliding_attention' else ctx['attn_mask']
-    a = l.self_attn(hidden_states=l.input_layernorm(X), attention_mask=am, position_embeddings=(ctx['cos'], ctx['sin']),
+    am = ctx['attn_mask_sliding'] if _layer_types(p.cfg)[
+        l.self_attn.layer_idx] == 'sliding_attention' else ctx['attn_mask']
+    a = l.self_attn(hidden_states=l.input_layernorm(X), attention_mask=am,
+                    position_embeddings=(ctx['cos'], ctx['sin']),
                     position_ids=ctx['position_ids'])[0]
     return X + getattr(l, 'resid_attn_dropout', _ident)(a)
 
+# %% ../nbs/10b_hf_adapter.ipynb #d0dbf054
 def _rope_mlp(l, X): return X + getattr(l, 'resid_mlp_dropout', _ident)(l.mlp(l.post_attention_layernorm(X)))
 
 LLAMA = HFFamily('decoder', lambda m: list(m.base_model.layers[:m.config.num_hidden_layers]),
-                 dict(embed_tokens='base.embed_tokens', rotary_emb='base.rotary_emb', norm='base.norm', score='score'),
-                 _rope_embed, _rope_attn, _rope_mlp, lambda p, H, ctx: p.score(p.norm(H[:, 0])), pool=lambda cfg: 'last',
+                 dict(embed_tokens='base.embed_tokens', rotary_emb='base.rotary_emb', norm='base.norm',
+                      score='score'),
+                 _rope_embed, _rope_attn, _rope_mlp, lambda p, H, ctx: p.score(p.norm(H[:, 0])),
+                 pool=lambda cfg: 'last',
                  spec=_text_spec(table=None))
 
 # %% ../nbs/10b_hf_adapter.ipynb #a73caa71
 def _pixels(p, b): return _image_batch(b).to(p.embeddings.patch_embeddings.projection.weight.dtype)
 
+# %% ../nbs/10b_hf_adapter.ipynb #e0b9bef4
 def _vit_embed(p, b): return p.embeddings(_pixels(p, b), interpolate_pos_encoding=p.ipe), dict(mask=None)
 
-VIT = HFFamily('image', lambda m: list(m.base_model.layers), dict(embeddings='base.embeddings', layernorm='base.layernorm', classifier='classifier'),
+VIT = HFFamily('image', lambda m: list(m.base_model.layers),
+               dict(embeddings='base.embeddings', layernorm='base.layernorm', classifier='classifier'),
                _vit_embed, lambda p, l, X, ctx: X + l.dropout(l.attention(l.layernorm_before(X), None)[0]),
-               lambda l, X: X + l.dropout(l.mlp(l.layernorm_after(X))), lambda p, H, ctx: p.classifier(p.layernorm(H)[:, 0]), spec=_img_spec())
+               lambda l, X: X + l.dropout(l.mlp(l.layernorm_after(X))), lambda p, H,
+               ctx: p.classifier(p.layernorm(H)[:, 0]), spec=_img_spec())
 
+# %% ../nbs/10b_hf_adapter.ipynb #a0e116da
 def _dinov2_head(p, H, ctx):
     h = p.layernorm(H)
     return p.classifier(torch.cat([h[:, 0], h[:, 1:].mean(dim=1)], dim=1))
 
+# %% ../nbs/10b_hf_adapter.ipynb #e6975af6
 def _deit_teacher_head(p, H, ctx):
     h = p.layernorm(H)
     return (p.cls_classifier(h[:, 0]) + p.distillation_classifier(h[:, 1])) / 2
 
-DEIT_TEACHER = HFFamily('image', VIT.layers, dict(embeddings='base.embeddings', layernorm='base.layernorm', cls_classifier='cls_classifier',
+DEIT_TEACHER = HFFamily('image', VIT.layers, dict(embeddings='base.embeddings', layernorm='base.layernorm',
+                                                  cls_classifier='cls_classifier',
                                                   distillation_classifier='distillation_classifier'),
-                        _vit_embed, VIT.attn, VIT.mlp, _deit_teacher_head, pool=lambda cfg: 'all', spec=_img_spec())
+                        _vit_embed, VIT.attn, VIT.mlp, _deit_teacher_head, pool=lambda cfg: 'all',
+                        spec=_img_spec())
 
-DINOV2 = HFFamily('image', lambda m: list(m.base_model.encoder.layer), dict(embeddings='base.embeddings', layernorm='base.layernorm', classifier='classifier'),
+DINOV2 = HFFamily('image', lambda m: list(m.base_model.encoder.layer),
+                  dict(embeddings='base.embeddings', layernorm='base.layernorm', classifier='classifier'),
                   lambda p, b: (p.embeddings(_image_batch(b)), dict(mask=None)),
                   lambda p, l, X, ctx: X + l.drop_path(l.layer_scale1(l.attention(l.norm1(X))[0])),
-                  lambda l, X: X + l.drop_path(l.layer_scale2(l.mlp(l.norm2(X)))), _dinov2_head, pool=lambda cfg: 'all', spec=_img_spec(False))
+                  lambda l, X: X + l.drop_path(l.layer_scale2(l.mlp(l.norm2(X)))), _dinov2_head,
+                  pool=lambda cfg: 'all', spec=_img_spec(False))
 
 # %% ../nbs/10b_hf_adapter.ipynb #b2d397d8
 def _beit_embed(p, b):
     x = _pixels(p, b)
     return p.embeddings(x), dict(mask=None, resolution=tuple(x.shape[2:]))
 
+# %% ../nbs/10b_hf_adapter.ipynb #9798f4f6
 def _beit_attn(p, l, X, ctx):
     (H, W), n = ctx['resolution'], X.shape[1]
     window, bias = (H // l.patch_size, W // l.patch_size), None
-    if getattr(p, 'shared_bias', None) is not None: bias = p.shared_bias(window, interpolate_pos_encoding=p.ipe, dim_size=n)
+    if getattr(p, 'shared_bias', None) is not None:
+        bias = p.shared_bias(window, interpolate_pos_encoding=p.ipe, dim_size=n)
     if l.relative_position_bias is not None:
         rb = l.relative_position_bias(window, p.ipe, dim_size=n)
         bias = rb if bias is None else rb + bias
     return X + l.drop_path(l.lambda_1 * l.dropout(l.attention(l.layernorm_before(X), attention_mask=bias)[0]))
 
 BEIT = HFFamily('image', lambda m: list(m.base_model.layers),
-                dict(embeddings='base.embeddings', shared_bias='base.shared_position_bias', layernorm='base.layernorm', pooler='base.pooler',
+                dict(embeddings='base.embeddings', shared_bias='base.shared_position_bias',
+                     layernorm='base.layernorm', pooler='base.pooler',
                      classifier='classifier'),
-                _beit_embed, _beit_attn, lambda l, X: X + l.drop_path(l.lambda_2 * l.dropout(l.mlp(l.layernorm_after(X)))),
-                lambda p, H, ctx: p.classifier(p.pooler(p.layernorm(H))), pool=lambda cfg: 'all' if cfg.use_mean_pooling else 'first',
+                _beit_embed, _beit_attn, lambda l,
+                X: X + l.drop_path(l.lambda_2 * l.dropout(l.mlp(l.layernorm_after(X)))),
+                lambda p, H, ctx: p.classifier(p.pooler(p.layernorm(H))), pool=lambda cfg: 'all'
+                if cfg.use_mean_pooling else 'first',
                 spec=_img_spec())
 
 # %% ../nbs/10b_hf_adapter.ipynb #9a124d00
 HF_FAMILIES = dict(
-    BertForSequenceClassification=BERT, RobertaForSequenceClassification=ROBERTA, XLMRobertaForSequenceClassification=ROBERTA,
-    CamembertForSequenceClassification=ROBERTA, ElectraForSequenceClassification=ELECTRA, DistilBertForSequenceClassification=DISTILBERT,
-    AlbertForSequenceClassification=ALBERT, DebertaForSequenceClassification=DEBERTA_V2, DebertaV2ForSequenceClassification=DEBERTA_V2, ModernBertForSequenceClassification=MODERNBERT,
-    GPT2ForSequenceClassification=GPT2, LlamaForSequenceClassification=LLAMA, MistralForSequenceClassification=LLAMA,
-    Qwen2ForSequenceClassification=LLAMA, Qwen3ForSequenceClassification=LLAMA, GemmaForSequenceClassification=LLAMA,
+    BertForSequenceClassification=BERT, RobertaForSequenceClassification=ROBERTA,
+                   XLMRobertaForSequenceClassification=ROBERTA,
+    CamembertForSequenceClassification=ROBERTA, ElectraForSequenceClassification=ELECTRA,
+                   DistilBertForSequenceClassification=DISTILBERT,
+    AlbertForSequenceClassification=ALBERT, DebertaForSequenceClassification=DEBERTA_V2,
+                   DebertaV2ForSequenceClassification=DEBERTA_V2,
+                   ModernBertForSequenceClassification=MODERNBERT,
+    GPT2ForSequenceClassification=GPT2, LlamaForSequenceClassification=LLAMA,
+                   MistralForSequenceClassification=LLAMA,
+    Qwen2ForSequenceClassification=LLAMA, Qwen3ForSequenceClassification=LLAMA,
+                   GemmaForSequenceClassification=LLAMA,
     Phi3ForSequenceClassification=LLAMA, ViTForImageClassification=VIT, DeiTForImageClassification=VIT,
     DeiTForImageClassificationWithTeacher=DEIT_TEACHER,
     BeitForImageClassification=BEIT, Dinov2ForImageClassification=DINOV2)
 
-def register_hf_family(cls_name:str, # the classifier's class name, e.g. 'Data2VecTextForSequenceClassification'
-                       family:HFFamily): # its description
+# %% ../nbs/10b_hf_adapter.ipynb #2ce67e16
+def register_hf_family(
+    cls_name:str, # the classifier's class name, e.g. 'Data2VecTextForSequenceClassification'
+    family:HFFamily): # its description
     "Describe a Hugging Face classifier class to `HFAdapter` (and so to `adapt`)."
     check_type('cls_name', cls_name, str); check_type('family', family, HFFamily)
-    check_value('family.kind', family.kind in ('encoder', 'decoder', 'image'), family.kind, "'encoder', 'decoder' or 'image'")
+    check_value('family.kind', family.kind in ('encoder', 'decoder', 'image'), family.kind,
+                "'encoder', 'decoder' or 'image'")
     HF_FAMILIES[cls_name] = family
     mod = getattr(inspect.getmodule(inspect.currentframe().f_back), '__name__', None)  # who registered it
     if mod and mod != '__main__' and not mod.startswith('director.'): HF_ORIGINS[cls_name] = mod
     else: HF_ORIGINS.pop(cls_name, None)
 
-HF_ORIGINS = {} # class name -> the importable module that registered its description (a saved DIRECTOR records it)
+# class name -> the importable module that registered its description (a saved DIRECTOR records it)
+HF_ORIGINS = {}
 
+# %% ../nbs/10b_hf_adapter.ipynb #4011a7ef
 def hf_family(model)->HFFamily|None:
     "The description of a Hugging Face classifier's family (by its class or a base class), or None."
     for c in type(model).__mro__:
-        if c.__name__ in HF_FAMILIES and c.__module__.split('.')[0] == 'transformers': return HF_FAMILIES[c.__name__]
+        if c.__name__ in HF_FAMILIES and c.__module__.split('.')[0] == 'transformers':
+            return HF_FAMILIES[c.__name__]
     return None
 
 # %% ../nbs/10b_hf_adapter.ipynb #6a3af0b4
@@ -307,8 +392,10 @@ def _select(X, pool, ctx):
     if pool == 'last': return X[torch.arange(X.shape[0], device=X.device), ctx['last_idx']][:, None]
     return X
 
+# %% ../nbs/10b_hf_adapter.ipynb #1f565672
 class HFEmbed(nn.Module):
-    "Embedding of a Hugging Face classifier: the input check, the family's embedding, then its first `n_frozen` layers."
+    """Embedding of a Hugging Face classifier: the input check, the family's embedding, then its first
+    `n_frozen` layers."""
     def __init__(self, model, fam:HFFamily, n_frozen:int, input_spec:dict, ipe:bool=False):
         super().__init__()
         self.fam, self.input_spec, self.parts = fam, input_spec, Parts(model, fam.parts, ipe)
@@ -319,35 +406,47 @@ class HFEmbed(nn.Module):
         for l in self.layers: X = self.fam.mlp(l, self.fam.attn(self.parts, l, X, ctx))
         return X, ctx
 
+# %% ../nbs/10b_hf_adapter.ipynb #7e731973
 class HFHead(nn.Module):
-    "Head of a Hugging Face classifier: the last layer's MLP sub-block on the pooled rows, then the family's norm, pooling and classifier."
+    """Head of a Hugging Face classifier: the last layer's MLP sub-block on the pooled rows, then the
+    family's norm, pooling and classifier."""
     def __init__(self, model, fam:HFFamily):
         super().__init__()
-        self.fam, self.parts, self.last, self.pool = fam, Parts(model, fam.parts), fam.layers(model)[-1], fam.pool(model.config)
-    def forward(self, X, ctx): return self.fam.head(self.parts, self.fam.mlp(self.last, _select(X, self.pool, ctx)), ctx)
+        self.fam, self.parts, self.last, self.pool = fam, Parts(model,
+            fam.parts), fam.layers(model)[-1], fam.pool(model.config)
+    def forward(self, X, ctx):
+        return self.fam.head(self.parts, self.fam.mlp(self.last, _select(X, self.pool, ctx)), ctx)
 
 # %% ../nbs/10b_hf_adapter.ipynb #86478e03
 def _hf_config(model):
-    return dict(arch=type(model).__name__, config={k: v for k, v in model.config.to_dict().items() if k != '_name_or_path'},
-                attn_implementation=model.config._attn_implementation, dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
+    return dict(arch=type(model).__name__, config={k: v for k, v in model.config.to_dict().items()
+                                                   if k != '_name_or_path'},
+                attn_implementation=model.config._attn_implementation,
+                dtype=str(next(model.parameters()).dtype).replace('torch.', ''))
 
+# %% ../nbs/10b_hf_adapter.ipynb #c0093f87
 def _build_hf(bc):
     import importlib, transformers
-    if (mod := bc.get('registered_in')) and bc['arch'] not in HF_FAMILIES:  # its description, registered again
+    # its description, registered again
+    if (mod := bc.get('registered_in')) and bc['arch'] not in HF_FAMILIES:
         try: importlib.import_module(mod)
         except ImportError as e:
-            raise ValueError(f"{bc['arch']} was re-cut with a description registered by the module {mod!r}, which "
+            raise ValueError(f"{bc['arch']} was re-cut with a description registered by the module "
+                             f"{mod!r}, which "
                              f"cannot be imported here ({e}); import it (or call register_hf_family) before "
                              "Director.load") from None
     cls = getattr(transformers, bc['arch'])
-    return cls._from_config(cls.config_class.from_dict(bc['config']), attn_implementation=bc['attn_implementation']).to(getattr(torch, bc['dtype']))
+    return cls._from_config(cls.config_class.from_dict(bc['config']),
+                            attn_implementation=bc['attn_implementation']).to(getattr(torch, bc['dtype']))
 
+# %% ../nbs/10b_hf_adapter.ipynb #6ba1dcb8
 def _hf_opts(fam, L, opts, family):
     dflt = dict(last_k=None, **(dict(interpolate_pos_encoding=False) if fam.kind == 'image' else {}))
     opts = _opts(opts, dflt, family)
     if opts['last_k'] is None: opts['last_k'] = min(5, L) if fam.kind == 'decoder' else L
     k = check_type('last_k', opts['last_k'], int)
-    check_value('last_k', 1 <= k <= L and not isinstance(k, bool), k, f'an integer in [1, depth={L}] (the model has {L} layers)')
+    check_value('last_k', 1 <= k <= L and not isinstance(k, bool), k,
+                f'an integer in [1, depth={L}] (the model has {L} layers)')
     return opts
 
 # %% ../nbs/10b_hf_adapter.ipynb #b78c9556
@@ -359,14 +458,16 @@ class HFAdapter(Adapter):
         fam = description if description is not None else hf_family(model)
         inferred = fam is None or fam == 'structure'
         if inferred: fam = infer_hf_family(model)
-        if why := fam.unsupported(model): raise UnsupportedModelError(f"{type(model).__name__} cannot be re-cut: {why}. See {HOWTO_URL}")
+        if why := fam.unsupported(model):
+            raise UnsupportedModelError(f"{type(model).__name__} cannot be re-cut: {why}. See {HOWTO_URL}")
         self.fam, cfg, self.layers = fam, model.config, fam.layers(model)
         self.family = 'hf_vit' if fam.kind == 'image' else f'hf_{fam.kind}'
         self.store_ctx = dict(encoder=('mask',), decoder=('mask', 'last_idx'), image=())[fam.kind]
         opts = _hf_opts(fam, len(self.layers), opts, self.family)
         k, ipe = opts['last_k'], opts.get('interpolate_pos_encoding', False)
         self.first, self.parts, spec = len(self.layers) - k, Parts(model, fam.parts, ipe), fam.spec(cfg, opts)
-        super().__init__(model, HFEmbed(model, fam, self.first, spec, ipe), HFHead(model, fam), k, cfg.hidden_size, cfg.num_labels, opts, spec)
+        super().__init__(model, HFEmbed(model, fam, self.first, spec, ipe), HFHead(model, fam), k,
+                         cfg.hidden_size, cfg.num_labels, opts, spec)
         self.verified = self._verify_inferred() if inferred else None  # a found description is verified
     def step(self, X, t, ctx):
         self._check_step(X, t)
@@ -384,6 +485,7 @@ def forward_original(self:HFAdapter, batch)->torch.Tensor:
     keys = inspect.signature(self.model.forward).parameters
     return self.model(**{k: v for k, v in _text_batch(batch).items() if k in keys}).logits
 
+# %% ../nbs/10b_hf_adapter.ipynb #80fe39bb
 @patch
 def _verify_inferred(self:HFAdapter)->float:
     "Max abs difference on the model's probe batch; `UnsupportedModelError` if above 1e-5."
@@ -393,17 +495,20 @@ def _verify_inferred(self:HFAdapter)->float:
     name = type(self.model).__name__
     raise UnsupportedModelError(f"{name} cannot be re-cut with these options: {d}. See {HOWTO_URL}")
 
+# %% ../nbs/10b_hf_adapter.ipynb #92d94cb6
 @patch
 def backbone_config(self:HFAdapter)->dict:
-    "The class name, config, attention implementation and dtype that rebuild the backbone, and the module that \
-registered its description, when one did (imported again by `Director.load` in a fresh process)."
+    """The class name, config, attention implementation and dtype that rebuild the backbone, and the module
+    that registered its description, when one did (imported again by `Director.load` in a fresh process)."""
     name, bc = type(self.model).__name__, _hf_config(self.model)
     if (mod := HF_ORIGINS.get(name)) and HF_FAMILIES.get(name) is self.fam: bc['registered_in'] = mod
     return bc
 
+# %% ../nbs/10b_hf_adapter.ipynb #25ced8a7
 @patch
 def embed_module(self:HFAdapter)->nn.Module:
-    "A copy of the embedding whose first L - last_k layers (if any) are frozen (the embedding itself stays trainable)."
+    """A copy of the embedding whose first L - last_k layers (if any) are frozen (the embedding itself stays
+    trainable)."""
     emb = copy.deepcopy(self.embed_mod).requires_grad_(True)
     emb.layers.requires_grad_(False)
     return emb
@@ -416,23 +521,31 @@ def _head_class(prefix):
     heads = (prefix + s for s in ('ForSequenceClassification', 'ForImageClassification'))
     return next((h for h in heads if hasattr(transformers, h)), None)
 
+# %% ../nbs/10b_hf_adapter.ipynb #57a5e300
 def _stages(cfg):
     "Whether a config describes stages of several depths or widths (Swin, ConvNeXt, ...)."
     sizes = (getattr(cfg, a, None) for a in ('depths', 'hidden_sizes'))
     return any(isinstance(s, (list, tuple)) and len(s) > 1 for s in sizes)
 
+# %% ../nbs/10b_hf_adapter.ipynb #476ee919
 def hf_refusal(model)->UnsupportedModelError:
     "The error for a Hugging Face model `HFAdapter` cannot re-cut, saying why and what to pass instead."
     name, cfg = type(model).__name__, getattr(model, 'config', None)
     prefix = re.sub(r'(Model|LMHeadModel|For[A-Z]\w*)$', '', name)
     if _stages(cfg):
-        why = (f"{name} is hierarchical: its stages (depths {getattr(cfg, 'depths', None)}) merge tokens and change the width, so "
-               "there is no single state of one width for one transition kernel to carry. DIRECTOR re-cuts models whose "
-               "layers are attention + MLP at one hidden size (ViT, DeiT, BEiT, DINOv2, BERT-style encoders, decoders)")
+        why = (f"{name} is hierarchical: its stages (depths {getattr(cfg, 'depths', None)}) merge tokens "
+               "and change the width, so "
+               "there is no single state of one width for one transition kernel to carry. DIRECTOR re-cuts "
+               "models whose "
+               "layers are attention + MLP at one hidden size (ViT, DeiT, BEiT, DINOv2, BERT-style "
+               "encoders, decoders)")
     elif (head := _head_class(prefix)) and head != name:
-        kind = 'a bare base model without a classification head' if name.endswith('Model') else "not a sequence or image classifier"
-        auto = 'AutoModelForImageClassification' if head.endswith('ImageClassification') else 'AutoModelForSequenceClassification'
-        why = f"{name} is {kind}; pass {head} instead (e.g. transformers.{auto}.from_pretrained(path, num_labels=n_classes))"
+        kind = ('a bare base model without a classification head' if name.endswith('Model')
+                else "not a sequence or image classifier")
+        auto = ('AutoModelForImageClassification' if head.endswith('ImageClassification')
+                else 'AutoModelForSequenceClassification')
+        why = (f"{name} is {kind}; pass {head} instead "
+               f"(e.g. transformers.{auto}.from_pretrained(path, num_labels=n_classes))")
     else:
         why = (f"{name} is not a sequence or image classifier (a ...ForSequenceClassification or "
                "...ForImageClassification model); for another model, subclass director.adapter.Adapter")
@@ -461,12 +574,14 @@ class _Indexed(nn.Module):
     "Layer `i` of a stack (its index tells the generic description which captured arguments are its own)."
     def __init__(self, layer, i): super().__init__(); self.layer, self.i = layer, i
 
+# %% ../nbs/10b_hf_adapter.ipynb #c9513ac6
 def _base_inputs(base, b, kind, ipe=False):
     sig = inspect.signature(base.forward).parameters
     if kind != 'image': kw = {k: v for k, v in b.items() if k in sig}
     else: kw = dict(pixel_values=_image_batch(b), **(dict(interpolate_pos_encoding=True) if ipe else {}))
     return dict(kw, use_cache=False) if 'use_cache' in sig else kw
 
+# %% ../nbs/10b_hf_adapter.ipynb #358b538b
 def _kind(model, b):
     "'image'; 'decoder' if changing the last token leaves the earlier states (causal); else 'encoder'."
     if getattr(model, 'main_input_name', 'input_ids') == 'pixel_values': return 'image'
@@ -477,6 +592,7 @@ def _kind(model, b):
         z = _main(base(**_base_inputs(base, dict(input_ids=ids), 'text')))
     return 'decoder' if torch.allclose(a[:, :-1], z[:, :-1], rtol=1e-4, atol=1e-5) else 'encoder'
 
+# %% ../nbs/10b_hf_adapter.ipynb #a93f8462
 def _pos_table(model, names):
     "Tokens a learned position table holds (RoBERTa-style ones start after the padding index), else None."
     for n in names:
@@ -485,11 +601,13 @@ def _pos_table(model, names):
                 return m.num_embeddings - (m.padding_idx + 1 if m.padding_idx is not None else 0)
     return None
 
+# %% ../nbs/10b_hf_adapter.ipynb #2c0ef205
 def _padded(mask, n):
     "The padding mask of a model that pads its tokens itself (to its attention window or block size) to `n`."
     if mask.shape[1] >= n: return mask
     return torch.cat([mask, mask.new_zeros(mask.shape[0], n - mask.shape[1])], 1)
 
+# %% ../nbs/10b_hf_adapter.ipynb #cc91fe5d
 def _structural_family(model, kind, st, cut, pool, P, ipe_ok, live=None, whole=False):
     "The generic description: the model's forward up to its layers, layers cut at `cut`, its head modules."
     base = model.base_model
@@ -524,6 +642,7 @@ def _structural_family(model, kind, st, cut, pool, P, ipe_ok, live=None, whole=F
 # %% ../nbs/10b_hf_adapter.ipynb #f93cb11a
 _CLASSIFIER = re.compile(r'For(Sequence|Image)Classification')
 
+# %% ../nbs/10b_hf_adapter.ipynb #be0e3e85
 def _registration(model, kind, st, calls=None):
     "The how-to's registration of `model`'s class, with its own module names filled in."
     like = dict(encoder='BERT', decoder='LLAMA', image='VIT')[kind]
@@ -536,15 +655,19 @@ def _registration(model, kind, st, calls=None):
             f"    mlp=lambda l, X: ...,  # the rest of the layer from X_t\n"
             f"    head=lambda p, H, ctx: ...))  # {' -> '.join(st.post) or 'norm, pooling, classifier'}")
 
+# %% ../nbs/10b_hf_adapter.ipynb #003bc211
 def _short(e): return re.sub(r'^HFAdapter: the re-partitioned path |\s*\(rtol=.*$', '', str(e))
 
+# %% ../nbs/10b_hf_adapter.ipynb #feeaf931
 def _refuse(name, what, how=''):
     return UnsupportedModelError(f"{name} has no family description, and {what}{how}See {HOWTO_URL}")
 
 _BLOCK_SPARSE = ("its block-sparse attention (attention_type='block_sparse') pads the tokens to its block "
-                 "size and switches the model to full attention on inputs too short for its blocks, so no one "
+                 "size and switches the model to full attention on inputs too short for its blocks, so no "
+                 "one "
                  "cut holds for every input; call model.set_attention_type('original_full') first")
 
+# %% ../nbs/10b_hf_adapter.ipynb #18dd6320
 def _dead_post(model, st, run)->list:
     "The modules run after the layers whose output does not reach the logits (a pooler no classifier reads)."
     ref, dead = _main(run()), []
@@ -561,6 +684,7 @@ def _dead_post(model, st, run)->list:
         if bumped and y is not None and torch.equal(y, ref): dead.append(n)
     return dead
 
+# %% ../nbs/10b_hf_adapter.ipynb #bfa5242f
 def infer_hf_family(model:nn.Module, # a Hugging Face sequence or image classifier
                     batch=None)->HFFamily: # the probe (default: `hf_probe_batch(model)`)
     "A description of `model` from its structure, verified on `batch`; `UnsupportedModelError` (why) if none."
@@ -573,6 +697,7 @@ def infer_hf_family(model:nn.Module, # a Hugging Face sequence or image classifi
     b = hf_probe_batch(model) if batch is None else batch
     with eval_mode(model), torch.no_grad(): return _infer(model, name, b)
 
+# %% ../nbs/10b_hf_adapter.ipynb #631fcb64
 def _infer(model, name, b):
     st, layer0 = None, None
     try:

@@ -22,7 +22,8 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 from safetensors.torch import save as st_save, load as st_load
 import director
-from .core import check_type, check_value, check_loader, split_batch, to_device, batch_size, eval_mode, write_lock
+from .core import (check_type, check_value, check_loader, split_batch, to_device, batch_size,
+                           eval_mode, write_lock)
 from .adapter import check_input
 from .kernel import KernelConfig, TransitionKernel
 from .repartition import adapter_from_spec
@@ -30,10 +31,13 @@ from .repartition import adapter_from_spec
 # %% ../nbs/14_model.ipynb #50abc8cd
 FORMAT_VERSION = 2 # newest layout `Director.save` writes: 2 shares tensors with the frozen model, else 1
 WEIGHTS_FILE, CONFIG_FILE, CHECKSUMS_FILE = 'model.safetensors', 'config.json', 'checksums.json'
-DEFAULT_MAX_ROWS = dict(cpu=128, cuda=8192) # rows per batched rollout chunk when `max_rows=None`; other devices use the CUDA value
+# rows per batched rollout chunk when `max_rows=None`; other devices use the CUDA value
+DEFAULT_MAX_ROWS = dict(cpu=128, cuda=8192)
 
+# %% ../nbs/14_model.ipynb #8a277720
 def default_max_rows(device:str|torch.device='cpu')->int:
-    "Rows (samples x batch) per batched rollout chunk on `device`: 128 on CPU (cache-friendly, see above), 8,192 elsewhere."
+    """Rows (samples x batch) per batched rollout chunk on `device`: 128 on CPU (cache-friendly, see below),
+    8,192 elsewhere."""
     check_type('device', device, (str, torch.device))
     return DEFAULT_MAX_ROWS['cpu' if torch.device(device).type == 'cpu' else 'cuda']
 
@@ -43,21 +47,30 @@ class Director(nn.Module):
     def __init__(self, embed:nn.Module, # forward(batch) -> (X0 (B, N, d), ctx dict)
                  kernel:TransitionKernel, # the shared transition kernel
                  head:nn.Module, # forward(X, ctx) -> logits (B, C)
-                 spec:dict, # the adapter's `spec()` (family, backbone config, fingerprint, n_steps, dim, n_classes)
+                 # the adapter's `spec()` (family, backbone config, fingerprint, n_steps, dim, n_classes)
+                 spec:dict,
                  kernel_cfg:KernelConfig|None=None, # must equal `kernel.cfg` when given
-                 max_rows:int|None=None # rows (samples x batch) per batched rollout chunk; None: `default_max_rows` of the input's device
+                 # rows (samples x batch) per batched rollout chunk; None: `default_max_rows` of the input's
+                 # device
+                 max_rows:int|None=None
                 ):
         super().__init__()
         for n, m in dict(embed=embed, head=head).items(): check_type(n, m, nn.Module)
         check_type('kernel', kernel, TransitionKernel); check_type('spec', spec, dict)
-        if kernel_cfg is not None: check_value('kernel_cfg', kernel_cfg == kernel.cfg, kernel_cfg, f'equal to `kernel.cfg` {kernel.cfg}')
+        if kernel_cfg is not None:
+            check_value('kernel_cfg', kernel_cfg == kernel.cfg, kernel_cfg,
+                        f'equal to `kernel.cfg` {kernel.cfg}')
         for k in ('n_steps', 'dim'):
-            if k in spec: check_value(f"spec['{k}']", spec[k] == getattr(kernel.cfg, k), spec[k], f'the kernel\'s {k}={getattr(kernel.cfg, k)}')
+            if k in spec:
+                check_value(f"spec['{k}']", spec[k] == getattr(kernel.cfg, k), spec[k],
+                            f'the kernel\'s {k}={getattr(kernel.cfg, k)}')
         if max_rows is not None:
-            check_type('max_rows', max_rows, int); check_value('max_rows', max_rows >= 1, max_rows, 'a positive integer or None')
+            check_type('max_rows', max_rows, int)
+            check_value('max_rows', max_rows >= 1, max_rows, 'a positive integer or None')
         self.embed, self.kernel, self.head, self.spec = embed, kernel, head, dict(spec)
         self.max_rows, self.check_finite, self.frozen_embed_head = max_rows, True, False
-        self.grad_checkpoint = False # training: recompute each kernel step in the backward pass (memory that does not grow with L)
+        # training: recompute each kernel step in the backward pass (memory that does not grow with L)
+        self.grad_checkpoint = False
     @property
     def kernel_cfg(self)->KernelConfig: return self.kernel.cfg
     @property
@@ -65,8 +78,10 @@ class Director(nn.Module):
     @property
     def n_classes(self)->int|None: return self.spec.get('n_classes')
     def chunk_rows(self, device:str|torch.device='cpu', max_rows:int|None=None)->int:
-        "Rows per batched chunk: `max_rows` if given, else `self.max_rows` if set, else `default_max_rows(device)`."
-        rows = max_rows if max_rows is not None else self.max_rows if self.max_rows is not None else default_max_rows(device)
+        """Rows per batched chunk: `max_rows` if given, else `self.max_rows` if set, else
+        `default_max_rows(device)`."""
+        rows = (max_rows if max_rows is not None else self.max_rows if self.max_rows is not None
+                else default_max_rows(device))
         check_type('max_rows', rows, int); check_value('max_rows', rows >= 1, rows, 'a positive integer')
         return rows
 
@@ -77,77 +92,97 @@ def _get_posthoc(self):
     from director.posthoc import PosthocLayer
     return PosthocLayer.from_dict(raw)
 
+# %% ../nbs/14_model.ipynb #bf7ee6bc
 def _set_posthoc(self, layer):
     if layer is None: self.spec.pop('posthoc', None); return
-    check_value('posthoc', all(hasattr(layer, a) for a in ('to_dict', 'components', 'parts')), type(layer).__name__,
+    check_value('posthoc', all(hasattr(layer, a) for a in ('to_dict', 'components', 'parts')),
+                type(layer).__name__,
                 'a `director.posthoc.PosthocLayer` or None')
     self.spec.pop('calibration', None)  # the layer replaces any earlier post-hoc fit
     self.spec['posthoc'] = layer.to_dict()
     b = layer['branch']
     if b is not None and b.branch is not None: self.spec['branch'] = b.branch
 
-Director.posthoc = property(_get_posthoc, _set_posthoc, doc="The fitted post-hoc layer (`director.posthoc.PosthocLayer`: "
-                            "typed parts, saved with the model), or None: the rollouts alone or a `calibrate` fit")
+Director.posthoc = property(_get_posthoc, _set_posthoc,
+                            doc="The fitted post-hoc layer (`director.posthoc.PosthocLayer`: "
+                            "typed parts, saved with the model), or None: the rollouts alone or a "
+                            "`calibrate` fit")
 
+# %% ../nbs/14_model.ipynb #5344789a
 def _part(self:Director, part:str, field:str, default):
     "A field of a part of the post-hoc layer: `default` when the layer lacks the part."
     p = self.posthoc[part]
     return default if p is None else getattr(p, field)
 
+# %% ../nbs/14_model.ipynb #2df66f69
 @patch(as_prop=True)
 def noise_scale(self:Director)->float:
     "τ, the post-hoc scale of the sampled noise (1 = as trained)."
     if self.posthoc is not None: return 1.0
     return float((self.spec.get('calibration') or {}).get('tau', 1.0))
 
+# %% ../nbs/14_model.ipynb #8084ca2e
 @patch(as_prop=True)
 def temperature(self:Director)->float:
     "T, the post-hoc logit temperature of the rollouts (1 = as trained)."
-    if self.posthoc is not None: return float(_part(self, 'anchor', 'temperature', None) or _part(self, 'temperature', 'temperature', 1.0))
+    if self.posthoc is not None:
+        return float(_part(self, 'anchor', 'temperature', None)
+                     or _part(self, 'temperature', 'temperature', 1.0))
     return float((self.spec.get('calibration') or {}).get('temperature', 1.0))
 
 _NOVELTY_KEYS = ('novelty_thresholds', 'novelty_quantile', 'novelty_scale', 'novelty_budget')
 
+# %% ../nbs/14_model.ipynb #ddc949ee
 @patch(as_prop=True)
 def novelty_thresholds(self:Director)->list|None:
     "The L per-step thresholds q_t of the novelty noise (None: no novelty noise)."
     if self.posthoc is not None: return _part(self, 'novelty_noise', 'thresholds', None)
     return (self.spec.get('calibration') or {}).get('novelty_thresholds')
 
+# %% ../nbs/14_model.ipynb #296948ff
 @patch(as_prop=True)
 def novelty_scale(self:Director)->float:
     "κ, the novelty noise's variance per unit of excess step error (1 until it is fitted)."
     if self.posthoc is not None: return float(_part(self, 'novelty_noise', 'scale', 1.0))
     return float((self.spec.get('calibration') or {}).get('novelty_scale', 1.0))
 
-_NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale', 'novelty_temp_budget', 'novelty_temp_rescale')
+_NOVELTY_TEMP_KEYS = ('novelty_temp_threshold', 'novelty_temp_quantile', 'novelty_temp_scale',
+                      'novelty_temp_budget', 'novelty_temp_rescale')
 
+# %% ../nbs/14_model.ipynb #7e6a6827
 def _get_branch(self)->int:
     layer = self.posthoc
-    return layer.branch if layer is not None and layer['branch'] is not None else int(self.spec.get('branch', 0))
+    return (layer.branch if layer is not None and layer['branch'] is not None
+            else int(self.spec.get('branch', 0)))
 
+# %% ../nbs/14_model.ipynb #c5397abd
 def _set_branch(self, b:int):
     check_value('branch', isinstance(b, int) and not isinstance(b, bool) and 0 <= b < self.n_steps, b,
-                f'an integer in 0..{self.n_steps - 1} (L = {self.n_steps} steps; 0: rollouts from the embedding)')
-    check_value('branch', b == 0 or self.has_teacher, b, '0 on a DIRECTOR without its frozen model (rollouts from X_b need '
+                f'an integer in 0..{self.n_steps - 1} (L = {self.n_steps} steps; 0: rollouts from the '
+                'embedding)')
+    check_value('branch', b == 0 or self.has_teacher, b,
+                '0 on a DIRECTOR without its frozen model (rollouts from X_b need '
                 'the frozen model\'s pass): attach it with `attach_teacher(adapter)` first')
     self.spec['branch'] = b
     layer = self.posthoc
     if layer is not None and layer['branch'] is not None: layer['branch'].branch = b; self.posthoc = layer
 
-Director.branch = property(_get_branch, _set_branch, doc="b, the step at which the rollouts leave the frozen model's path: 0 = "
-                           "from the embedding (the paper); b > 0 = from the frozen state X_b (steps b+1..L sampled); saved with the model")
+Director.branch = property(_get_branch, _set_branch,
+                           doc="b, the step at which the rollouts leave the frozen model's path: 0 = "
+                           "from the embedding (the paper); b > 0 = from the frozen state X_b (steps "
+                           "b+1..L sampled); saved with the model")
 
+# %% ../nbs/14_model.ipynb #8bb33af1
 @patch(as_prop=True)
 def novelty_temp_scale(self:Director)->float:
     "β, the novelty temperature's growth per unit of relative excess residual (0: off, until it is fitted)."
     if self.posthoc is not None: return float(_part(self, 'novelty_temperature', 'scale', 0.0))
     return float((self.spec.get('calibration') or {}).get('novelty_temp_scale', 0.0))
 
-
 # %% ../nbs/14_model.ipynb #a85bfa1c
 def _default_heads(spec:dict, dim:int)->int:
-    "Kernel heads: the backbone's head count when recorded in the spec and dividing `dim`, else the first of 12, 8, 4, 2, 1 that divides it."
+    """Kernel heads: the backbone's head count when recorded in the spec and dividing `dim`, else the first
+    of 12, 8, 4, 2, 1 that divides it."""
     bc = spec.get('backbone_config') or {}
     for h in (bc.get('heads'), bc.get('num_attention_heads'), 12, 8, 4, 2, 1):
         if isinstance(h, int) and h >= 1 and dim % h == 0: return h
@@ -160,9 +195,11 @@ def freeze_embed_head(self:Director, frozen:bool=True):
     self.frozen_embed_head = frozen
     return self.train(self.training)
 
+# %% ../nbs/14_model.ipynb #ded3d7d6
 @patch
 def train(self:Director, mode:bool=True):
-    "Set training mode; a frozen copied embedding and head stay in eval mode (no dropout): they compute the frozen model's own features."
+    """Set training mode; a frozen copied embedding and head stay in eval mode (no dropout): they compute the
+    frozen model's own features."""
     nn.Module.train(self, mode)
     if self.frozen_embed_head: self.embed.eval(); self.head.eval()
     return self
@@ -170,23 +207,29 @@ def train(self:Director, mode:bool=True):
 # %% ../nbs/14_model.ipynb #fa44d246
 @patch(cls_method=True)
 def from_adapter(cls:Director, ad, # an adapter from `director.repartition.adapt`
-                 kernel_cfg:KernelConfig|dict|None=None, # full kernel config; default: KernelConfig(dim=ad.dim, n_steps=ad.n_steps, ...)
+                 # full kernel config; default: KernelConfig(dim=ad.dim, n_steps=ad.n_steps, ...)
+                 kernel_cfg:KernelConfig|dict|None=None,
                  freeze_embed_head:bool=False, # keep the copied embedding and head fixed
                  **kernel_kw # KernelConfig fields overriding the defaults (only without `kernel_cfg`)
                 )->Director:
     "A fresh DIRECTOR for the backbone wrapped by `ad`: copies of its embedding and head plus a new kernel."
     for a in ('spec', 'embed_module', 'head_module', 'n_steps', 'dim'):
-        check_value('ad', hasattr(ad, a), type(ad).__name__, f'an adapter from director.repartition (missing `{a}`)')
+        check_value('ad', hasattr(ad, a), type(ad).__name__,
+                    f'an adapter from director.repartition (missing `{a}`)')
     spec = ad.spec()
     isp = getattr(ad, 'input_spec', None)
     isp = isp() if callable(isp) else isp
-    if isinstance(isp, dict): spec['input_spec'] = json.loads(json.dumps(isp))  # JSON form (as saved): what `check_batch` holds inputs to
+    # JSON form (as saved): what `check_batch` holds inputs to
+    if isinstance(isp, dict): spec['input_spec'] = json.loads(json.dumps(isp))
     if isinstance(kernel_cfg, dict): kernel_cfg = KernelConfig.from_dict(kernel_cfg)
-    if kernel_cfg is None: kernel_cfg = KernelConfig(**{**dict(dim=ad.dim, n_steps=ad.n_steps, heads=_default_heads(spec, ad.dim)), **kernel_kw})
+    if kernel_cfg is None:
+        kernel_cfg = KernelConfig(**{**dict(dim=ad.dim, n_steps=ad.n_steps,
+                                            heads=_default_heads(spec, ad.dim)), **kernel_kw})
     else:
         check_type('kernel_cfg', kernel_cfg, KernelConfig)
         check_value('kernel_kw', not kernel_kw, sorted(kernel_kw), 'empty when `kernel_cfg` is given')
-    check_value('kernel_cfg', (kernel_cfg.dim, kernel_cfg.n_steps) == (ad.dim, ad.n_steps), (kernel_cfg.dim, kernel_cfg.n_steps),
+    check_value('kernel_cfg', (kernel_cfg.dim, kernel_cfg.n_steps) == (ad.dim, ad.n_steps),
+                (kernel_cfg.dim, kernel_cfg.n_steps),
                 f'dim, n_steps matching the adapter {(ad.dim, ad.n_steps)}')
     d = cls(ad.embed_module(), TransitionKernel(kernel_cfg), ad.head_module(), spec)
     return d.freeze_embed_head() if freeze_embed_head else d
@@ -205,9 +248,11 @@ def transition(self:Director, X:torch.Tensor, # (B, N, d) state X_{t-1}
 @patch
 def check_batch(self:Director, batch # images (B, C, H, W) or a dict of tensors, as the adapter expects
                ):
-    "`batch` checked against `spec['input_spec']` (`director.adapter.check_input`) before any work; `ValueError` naming what was seen and the fix."
+    """`batch` checked against `spec['input_spec']` (`director.adapter.check_input`) before any work;
+    `ValueError` naming what was seen and the fix."""
     if self.spec.get('input_spec'): check_input(self.spec['input_spec'], batch)
-    check_value('batch', batch_size(batch) > 0, 'an empty batch (0 examples)', 'a batch of at least one example')
+    check_value('batch', batch_size(batch) > 0, 'an empty batch (0 examples)',
+                'a batch of at least one example')
     return batch
 
 # %% ../nbs/14_model.ipynb #d01fd085
@@ -218,58 +263,83 @@ def _check_n(n_samples)->int:
 
 def _mix(a:int, b:int)->int: return (a * 6364136223846793005 + b * 1442695040888963407 + 1) % 2**63
 
+# %% ../nbs/14_model.ipynb #37c6660b
 def _sample_gens(n:int, generator:torch.Generator|None, device, seeds:list|None=None)->list:
-    "`n` per-sample generators on `device`, seeded from `generator` (global torch generator when None); with `seeds`, one list of per-row generators per sample."
-    if seeds is not None: return [[torch.Generator(device=device).manual_seed(_mix(s, i)) for s in seeds] for i in range(n)]
+    """`n` per-sample generators on `device`, seeded from `generator` (global torch generator when None);
+    with `seeds`, one list of per-row generators per sample."""
+    if seeds is not None:
+        return [[torch.Generator(device=device).manual_seed(_mix(s, i)) for s in seeds] for i in range(n)]
     if generator is not None: check_type('generator', generator, torch.Generator)
-    seeds = torch.randint(0, 2**62, (n,), generator=generator, device=generator.device if generator is not None else 'cpu').tolist()
+    seeds = torch.randint(0, 2**62, (n,), generator=generator, device=generator.device
+                          if generator is not None else 'cpu').tolist()
     return [torch.Generator(device=device).manual_seed(s) for s in seeds]
 
+# %% ../nbs/14_model.ipynb #c10764a4
 def _derived_gens(gens:list, salt:int)->list:
-    "Generators derived from the per-sample ones by `salt`, so another noise stream leaves the token noise as it is."
+    """Generators derived from the per-sample ones by `salt`, so another noise stream leaves the token noise
+    as it is."""
     one = lambda g: torch.Generator(device=g.device).manual_seed(_mix(g.initial_seed(), salt))
     return [[one(x) for x in g] if isinstance(g, list) else one(g) for g in gens]
 
-def _shared_gens(gens:list)->list: return _derived_gens(gens, 104729) # the per-example shared noise (noise='shared')
-def _novelty_gens(gens:list)->list: return _derived_gens(gens, 130363) # the novelty noise (`Director.calibrate(novelty=True)`)
+# %% ../nbs/14_model.ipynb #43eec22a
+# the per-example shared noise (noise='shared')
+def _shared_gens(gens:list)->list: return _derived_gens(gens, 104729)
+# the novelty noise (`Director.calibrate(novelty=True)`)
+def _novelty_gens(gens:list)->list: return _derived_gens(gens, 130363)
 
+# %% ../nbs/14_model.ipynb #b121f3c9
 def _fill(eps:torch.Tensor, gens:list, rows:tuple|None=None)->torch.Tensor:
-    "Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i] (`rows`: see `rollout`)."
-    # rows = (offset, total): the rows offset.. of the noise a batch of `total` rows draws, so that a micro-batch gets
+    """Fill eps[i] (or eps[i, b], for per-row generators) with standard normal noise from gens[i] (`rows`:
+    see `rollout`)."""
+    # rows = (offset, total): the rows offset.. of the noise a batch of `total` rows draws, so that a
+    # micro-batch gets
     # exactly its share of the whole batch's noise
     for i, g in enumerate(gens):
         if isinstance(g, list):
             for b, gb in enumerate(g): eps[i, b].normal_(generator=gb)
         elif rows is None: eps[i].normal_(generator=g)
         else:
-            full = torch.empty((rows[1], *eps.shape[2:]), dtype=eps.dtype, device=eps.device).normal_(generator=g)
+            full = torch.empty((rows[1], *eps.shape[2:]), dtype=eps.dtype,
+                               device=eps.device).normal_(generator=g)
             eps[i].copy_(full[rows[0]:rows[0] + eps.shape[1]])
     return eps
 
+# %% ../nbs/14_model.ipynb #50f51ef8
 def _check_seeds(seeds, B:int)->list|None:
     if seeds is None: return None
     if isinstance(seeds, torch.Tensor): seeds = seeds.tolist()
-    check_type('seeds', seeds, (list, tuple), 'a list (or tensor) of one non-negative integer seed per example')
-    check_value('seeds', len(seeds) == B and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds), list(seeds)[:8], f'{B} non-negative integers (one per example)')
+    check_type('seeds', seeds, (list, tuple),
+               'a list (or tensor) of one non-negative integer seed per example')
+    check_value('seeds', len(seeds) == B and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                 for s in seeds), list(seeds)[:8],
+                f'{B} non-negative integers (one per example)')
     return list(seeds)
 
 # %% ../nbs/14_model.ipynb #0ded0ab9
 def _repeat_ctx(ctx:dict|None, k:int, B:int)->dict:
-    "Repeat every batch-first tensor of `ctx` k times along dim 0 (row order: sample-major); other values pass through."
+    """Repeat every batch-first tensor of `ctx` k times along dim 0 (row order: sample-major); other values
+    pass through."""
     if not ctx: return {}
-    return {n: v.repeat(k, *[1] * (v.ndim - 1)) if isinstance(v, torch.Tensor) and v.ndim >= 1 and v.shape[0] == B else v for n, v in ctx.items()}
+    return {n: v.repeat(k, *[1] * (v.ndim - 1)) if isinstance(v, torch.Tensor) and v.ndim >= 1
+            and v.shape[0] == B else v for n, v in ctx.items()}
 
+# %% ../nbs/14_model.ipynb #417c0ccf
 def _nonfinite_msg(what:str, t:int, L:int)->str:
-    return f"non-finite values (NaN/inf) in the DIRECTOR rollout: {what} at step t={t} (kernel time tau={t - 1}) of {L}"
+    return (f"non-finite values (NaN/inf) in the DIRECTOR rollout: {what} at step t={t} "
+            f"(kernel time tau={t - 1}) of {L}")
 
+# %% ../nbs/14_model.ipynb #12c0784f
 @patch
 def _finite(self:Director, X:torch.Tensor, t:int, what:str='state'):
     "Raise `FloatingPointError` naming step `t` if `X` holds NaN or inf (when `check_finite`)."
-    if self.check_finite and not bool(torch.isfinite(X).all()): raise FloatingPointError(_nonfinite_msg(what, t, self.n_steps))
+    if self.check_finite and not bool(torch.isfinite(X).all()):
+        raise FloatingPointError(_nonfinite_msg(what, t, self.n_steps))
 
+# %% ../nbs/14_model.ipynb #778bf9e0
 @patch
 def _finite_flags(self:Director, flags:list, labels:list):
-    "Deferred check: one flag tensor per step, read with ONE device sync at the end; raises at the first non-finite step."
+    """Deferred check: one flag tensor per step, read with ONE device sync at the end; raises at the first
+    non-finite step."""
     if not (self.check_finite and flags): return
     ok = torch.stack(flags)
     if not bool(ok.all()):
@@ -278,26 +348,36 @@ def _finite_flags(self:Director, flags:list, labels:list):
 # %% ../nbs/14_model.ipynb #f50ee93d
 @patch
 def _checkpointing(self:Director)->bool:
-    "Whether kernel steps are recomputed in the backward pass: training with gradients and `grad_checkpoint` on."
+    """Whether kernel steps are recomputed in the backward pass: training with gradients and
+    `grad_checkpoint` on."""
     return self.grad_checkpoint and self.training and torch.is_grad_enabled()
 
+# %% ../nbs/14_model.ipynb #c0e73ebb
 @patch
 def _kstep(self:Director, X:torch.Tensor, t:int, c:dict|None)->tuple:
-    "`transition(X, t, c)`, its activations recomputed in the backward pass when checkpointing (same values, same dropout)."
+    """`transition(X, t, c)`, its activations recomputed in the backward pass when checkpointing (same
+    values, same dropout)."""
     if not self._checkpointing(): return self.transition(X, t, c)
     return torch.utils.checkpoint.checkpoint(self.transition, X, t, c, use_reentrant=False)
 
+# %% ../nbs/14_model.ipynb #4c2fb085
 @patch
-def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None, xgens:list|None=None,
+def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=None, steps:list|None=None,
+          xgens:list|None=None,
           nov:tuple|None=None, rows:tuple|None=None, t0:int=0)->torch.Tensor:
-    "Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma, shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."
+    """Logits (k, B, C) of k = len(gens) rollouts from X0, run as one (k*B)-row pass; `first` = (mu, sigma,
+    shared) of step 1 on the B rows, if shared; `nov` = (std (L, B), generators) of the novelty noise."""
     k, (B, N, D), tau = len(gens), X0.shape, self.noise_scale
-    X, c = X0 if first is not None else X0.repeat(k, 1, 1), _repeat_ctx(ctx, k, B)  # with `first`, step 1 makes the k*B rows
+    # with `first`, step 1 makes the k*B rows
+    X, c = X0 if first is not None else X0.repeat(k, 1, 1), _repeat_ctx(ctx, k, B)
     flags, labels = [], []
-    for t in range(t0 + 1, self.n_steps + 1):  # from X0 = X_{t0}: the embedding, or the frozen state at the branch point
+    # from X0 = X_{t0}: the embedding, or the frozen state at the branch point
+    for t in range(t0 + 1, self.n_steps + 1):
         eps = _fill(torch.empty((k, B, N, D), dtype=X.dtype, device=X.device), gens, rows)
-        ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens, rows)
-        nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1], rows)
+        ex = None if xgens is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), xgens,
+                                              rows)
+        nx = None if nov is None else _fill(torch.empty((k, B, D), dtype=X.dtype, device=X.device), nov[1],
+                                            rows)
         ns = None if nov is None else nov[0][t - 1].to(X.dtype)  # (B,) novelty std of this step
         if t == t0 + 1 and first is not None:  # broadcast over the k samples
             mu, sigma, sx = first; noise = sigma * eps
@@ -310,7 +390,8 @@ def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=
             if sx is not None: noise = noise + sx[:, None] * ex.view(k * B, 1, D)
             if nx is not None: ns = ns.repeat(k)[:, None, None]; noise = noise + ns * nx.view(k * B, 1, D)
             if steps is not None:
-                var = None if sx is None and nx is None else sigma ** 2 + (0 if sx is None else sx[:, None] ** 2) + (0 if nx is None else ns ** 2)
+                var = None if sx is None and nx is None else sigma ** 2 + (0 if sx is None else sx[:,
+                    None] ** 2) + (0 if nx is None else ns ** 2)
                 steps.append((mu, tau * (sigma if var is None else torch.sqrt(var))))
             X = mu + (noise if tau == 1 else tau * noise)
         if self.check_finite: flags.append(torch.isfinite(X).all()); labels.append(('state', t))
@@ -321,15 +402,22 @@ def _roll(self:Director, X0:torch.Tensor, ctx:dict, gens:list, first:tuple|None=
 
 # %% ../nbs/14_model.ipynb #24e0cce4
 @patch
-def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, attention_mask, ...), as the adapter expects
+def rollout(self:Director,
+            batch, # images (B, C, H, W) or dict(input_ids, attention_mask, ...), as the adapter expects
             n_samples:int=1, # S, number of rollouts per input
             generator:torch.Generator|None=None, # seeds the per-sample noise; None = torch's global generator
-            max_rows:int|None=None, # rows per chunk (default `self.max_rows`, else `default_max_rows` of the device)
-            steps:list|None=None, # if a list: filled with the L (mu, total std) of the transitions, each (S*B, N, d), sample-major
-            seeds:list|None=None, # one seed per example: its noise then depends on nothing else (overrides `generator`)
-            novelty_std:torch.Tensor|None=None, # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
-            rows:tuple|None=None, # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
-            start:tuple|None=None, # (b, X_b): start at step b from the state X_b (B, N, d), e.g. the frozen model's
+            # rows per chunk (default `self.max_rows`, else `default_max_rows` of the device)
+            max_rows:int|None=None,
+            # if a list: filled with the L (mu, total std) of the transitions, each (S*B, N, d), sample-major
+            steps:list|None=None,
+            # one seed per example: its noise then depends on nothing else (overrides `generator`)
+            seeds:list|None=None,
+            # (L, B) novelty std of this batch, when already computed (`Director.novelty_std`)
+            novelty_std:torch.Tensor|None=None,
+            # (offset, total): this batch is rows offset.. of a batch of `total`, and draws their noise
+            rows:tuple|None=None,
+            # (b, X_b): start at step b from the state X_b (B, N, d), e.g. the frozen model's
+            start:tuple|None=None,
             ctx:dict|None=None # with `start`: the batch's context (mask), so the embedding is not run again
            )->torch.Tensor:
     "Logits (S, B, C) of S sampled rollouts, batched: embed once, S*B rows chunked to `max_rows`."
@@ -348,32 +436,38 @@ def rollout(self:Director, batch, # images (B, C, H, W) or dict(input_ids, atten
         X0 = Xb.to(X0.dtype)
     gens = _sample_gens(n, generator, X0.device, seeds)
     xgens = _shared_gens(gens) if self.kernel_cfg.noise == 'shared' else None
-    if self.novelty_thresholds is not None and novelty_std is None: novelty_std = self.novelty_std(batch, max_rows)
+    if self.novelty_thresholds is not None and novelty_std is None:
+        novelty_std = self.novelty_std(batch, max_rows)
     nov = None if novelty_std is None else (novelty_std, _novelty_gens(gens))
     k = max(1, nrows // X0.shape[0])
     first = None
     if n > 1 and not self.training and steps is None:
-        mu, sigma = self.transition(X0, t0 + 1, ctx); first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
+        mu, sigma = self.transition(X0, t0 + 1, ctx)
+        first = (mu, sigma, self.kernel.shared_std(mu, (ctx or {}).get('mask')))
     parts = [[] if steps is not None else None for _ in range(0, n, k)]
     if rows is not None:
         check_value('rows', seeds is None and 0 <= rows[0] and rows[0] + X0.shape[0] <= rows[1], rows,
                     f'(offset, total) with offset + {X0.shape[0]} <= total, and no `seeds`')
     out = torch.cat([self._roll(X0, ctx, gens[i:i + k], first, p, None if xgens is None else xgens[i:i + k],
-                               None if nov is None else (nov[0], nov[1][i:i + k]), rows, t0) for i, p in zip(range(0, n, k), parts)])
+                               None if nov is None else (nov[0], nov[1][i:i + k]), rows, t0) for i,
+                     p in zip(range(0, n, k), parts)])
     if steps is not None:
-        steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts])) for t in range(self.n_steps - t0))
+        steps.extend((torch.cat([p[t][0] for p in parts]), torch.cat([p[t][1] for p in parts]))
+                     for t in range(self.n_steps - t0))
     return out
 
 # %% ../nbs/14_model.ipynb #0a0b1717
 @patch
 def forward(self:Director, batch, generator:torch.Generator|None=None, rows:tuple|None=None)->torch.Tensor:
-    "Logits (B, C) of ONE sampled rollout: the training path of the cross-entropy term L2 (`rows`: see `rollout`)."
+    """Logits (B, C) of ONE sampled rollout: the training path of the cross-entropy term L2 (`rows`: see
+    `rollout`)."""
     return self.rollout(batch, 1, generator, rows=rows)[0]
 
 # %% ../nbs/14_model.ipynb #8cc1716c
 @patch
 def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generator|None=None)->torch.Tensor:
-    "Reference for `rollout`: logits (S, B, C) from a Python loop over samples (same noise for the same generator)."
+    """Reference for `rollout`: logits (S, B, C) from a Python loop over samples (same noise for the same
+    generator)."""
     n = _check_n(n_samples)
     X0, ctx = self.embed(self.check_batch(batch))
     out, gens, tau = [], _sample_gens(n, generator, X0.device), self.noise_scale
@@ -384,8 +478,13 @@ def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generato
             mu, sigma = self.transition(X, t, ctx)
             noise = sigma * torch.randn(X0.shape, generator=g, dtype=X0.dtype, device=X0.device)
             sx = self.kernel.shared_std(mu, (ctx or {}).get('mask'))
-            if sx is not None: noise = noise + sx[:, None] * torch.randn(sx.shape, generator=gx, dtype=X0.dtype, device=X0.device)[:, None]
-            if ns is not None: noise = noise + ns[t - 1][:, None, None] * torch.randn((X0.shape[0], X0.shape[-1]), generator=gn, dtype=X0.dtype, device=X0.device)[:, None]
+            if sx is not None:
+                noise = noise + sx[:, None] * torch.randn(sx.shape, generator=gx, dtype=X0.dtype,
+                                                          device=X0.device)[:, None]
+            if ns is not None:
+                noise = noise + ns[t - 1][:, None,
+                                          None] * torch.randn((X0.shape[0], X0.shape[-1]), generator=gn,
+                                              dtype=X0.dtype, device=X0.device)[:, None]
             X = mu + tau * noise
             self._finite(X, t)
         out.append(self.head(X, ctx))
@@ -393,7 +492,8 @@ def rollout_loop(self:Director, batch, n_samples:int=1, generator:torch.Generato
 
 # %% ../nbs/14_model.ipynb #3dbfb572
 @patch
-def teacher_forced(self:Director, xs, # L+1 traces X_0..X_L (list of (B, N, d) or (L+1, B, N, d)); X_L is not used
+def teacher_forced(self:Director,
+                   xs, # L+1 traces X_0..X_L (list of (B, N, d) or (L+1, B, N, d)); X_L is not used
                    ctx:dict|None=None, # context (for the mask)
                    max_rows:int|None=None
                   )->tuple[torch.Tensor, torch.Tensor]:
@@ -401,22 +501,26 @@ def teacher_forced(self:Director, xs, # L+1 traces X_0..X_L (list of (B, N, d) o
     L = self.n_steps
     xs = torch.stack(list(xs)) if isinstance(xs, (list, tuple)) else xs
     check_type('xs', xs, torch.Tensor)
-    check_value('xs', xs.ndim == 4 and xs.shape[0] in (L, L + 1), tuple(xs.shape), f'{L + 1} (or {L}) traces of shape (B, N, d)')
+    check_value('xs', xs.ndim == 4 and xs.shape[0] in (L, L + 1), tuple(xs.shape),
+                f'{L + 1} (or {L}) traces of shape (B, N, d)')
     B, ck = xs.shape[1], self._checkpointing()
-    k = 1 if ck else max(1, self.chunk_rows(xs.device, max_rows) // B)  # checkpointed: one step per chunk, recomputed in backward
+    # checkpointed: one step per chunk, recomputed in backward
+    k = 1 if ck else max(1, self.chunk_rows(xs.device, max_rows) // B)
     mask = (ctx or {}).get('mask'); mus, sigmas = [], []
     for i in range(0, L, k):
         j = min(L, i + k)
         tau = torch.arange(i, j, device=xs.device).repeat_interleave(B)
         args = (xs[i:j].flatten(0, 1), tau, None if mask is None else mask.repeat(j - i, 1))
-        mu, s = torch.utils.checkpoint.checkpoint(self.kernel, *args, use_reentrant=False) if ck else self.kernel(*args)
+        mu, s = torch.utils.checkpoint.checkpoint(self.kernel, *args,
+                                                  use_reentrant=False) if ck else self.kernel(*args)
         mus.append(mu.view(j - i, *xs.shape[1:])); sigmas.append(s.view(j - i, *xs.shape[1:]))
     return torch.cat(mus), torch.cat(sigmas)
 
 # %% ../nbs/14_model.ipynb #a8db9222
 @contextmanager
 def evaluating(m:nn.Module):
-    "Context: `m` in eval mode without gradients; every module's train/eval flag is restored on exit (`director.core.eval_mode`)."
+    """Context: `m` in eval mode without gradients; every module's train/eval flag is restored on exit
+    (`director.core.eval_mode`)."""
     with eval_mode(m), torch.no_grad(): yield m
 
 # %% ../nbs/14_model.ipynb #59515948
@@ -424,24 +528,32 @@ def _probs(lg:torch.Tensor, T:float=1.0)->torch.Tensor:
     "softmax(lg / T) in float32 (also under autocast), tiny negatives clipped."
     with torch.autocast(lg.device.type, enabled=False): return (lg.float() / T).softmax(-1).clamp_min(0)
 
+# %% ../nbs/14_model.ipynb #c5214c75
 @patch
-def predict_samples(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
+def predict_samples(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None,
+                    max_rows:int|None=None,
                     seeds:list|None=None # one seed per example (see `rollout`)
                    )->torch.Tensor:
-    "Softmax probabilities (S, B, C) of S rollouts in float32, at temperature T, in eval mode without gradients."
+    """Softmax probabilities (S, B, C) of S rollouts in float32, at temperature T, in eval mode without
+    gradients."""
     b = self.branch  # rollouts from the frozen state X_b: one frozen pass
     start = (b, self.frozen_pass(batch, max_rows, errors=False, state=b).state) if b else None
-    with evaluating(self): return _probs(self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, start=start), self.temperature)
+    with evaluating(self):
+        return _probs(self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, start=start),
+                      self.temperature)
 
 # %% ../nbs/14_model.ipynb #35996b9f
 def _check_adapter(ad, spec:dict):
     "Refuse an adapter whose family or teacher fingerprint differs from the checkpoint's."
     if ad.family != spec.get('family'):
-        raise ValueError(f"`adapter` is of family {ad.family!r} but the checkpoint was distilled from a {spec.get('family')!r} backbone")
+        raise ValueError(f"`adapter` is of family {ad.family!r} but the checkpoint was distilled from a "
+                         f"{spec.get('family')!r} backbone")
     fp = ad.fingerprint()
     if fp != spec.get('fingerprint'):
-        raise ValueError(f"`adapter` wraps a different backbone (fingerprint {fp[:12]}…) than the checkpoint's teacher "
-                         f"({str(spec.get('fingerprint'))[:12]}…); pass the same backbone, or adapter=None to load without one")
+        raise ValueError(f"`adapter` wraps a different backbone (fingerprint {fp[:12]}…) than the "
+                         "checkpoint's teacher "
+                         f"({str(spec.get('fingerprint'))[:12]}…); pass the same backbone, or adapter=None "
+                         "to load without one")
 
 # %% ../nbs/14_model.ipynb #338bcfbc
 @patch
@@ -450,15 +562,20 @@ def _hold_teacher(self:Director, ad):
     self.teacher = ad.model.requires_grad_(False); self._teacher_ad = ad
     return self
 
+# %% ../nbs/14_model.ipynb #c96334a8
 @patch
-def attach_teacher(self:Director, ad # the adapter of the frozen model this DIRECTOR was distilled from (`director.repartition.adapt`)
+# the adapter of the frozen model this DIRECTOR was distilled from (`director.repartition.adapt`)
+def attach_teacher(self:Director, ad
                   )->Director:
-    "Hold the frozen model (shared, not copied; its weights frozen), on which `calibrate(anchor=True)` can anchor the predictive; another backbone is refused."
+    """Hold the frozen model (shared, not copied; its weights frozen), on which `calibrate(anchor=True)` can
+    anchor the predictive; another backbone is refused."""
     for a in ('model', 'forward_original', 'fingerprint', 'family'):
-        check_value('ad', hasattr(ad, a), type(ad).__name__, f'an adapter from director.repartition (missing `{a}`)')
+        check_value('ad', hasattr(ad, a), type(ad).__name__,
+                    f'an adapter from director.repartition (missing `{a}`)')
     _check_adapter(ad, self.spec)
     return self._hold_teacher(ad)
 
+# %% ../nbs/14_model.ipynb #d9b39c4b
 @patch(as_prop=True)
 def has_teacher(self:Director)->bool:
     "Whether the frozen model is attached (`attach_teacher`, or loaded with an anchored checkpoint)."
@@ -471,25 +588,34 @@ def anchor_weight(self:Director)->float:
     if self.posthoc is not None: return float(_part(self, 'anchor', 'weight', 0.0))
     return float((self.spec.get('calibration') or {}).get('anchor_weight', 0.0))
 
+# %% ../nbs/14_model.ipynb #ee019d09
 @patch(as_prop=True)
 def teacher_temperature(self:Director)->float:
     "The frozen model's logit temperature inside the anchored predictive (1 until the anchor is fitted)."
     if self.posthoc is not None: return float(_part(self, 'anchor', 'teacher_temperature', 1.0))
     return float((self.spec.get('calibration') or {}).get('teacher_temperature', 1.0))
 
-_NO_TEACHER = ("this DIRECTOR's predictive is anchored on its frozen model, which is not attached: call `d.attach_teacher(adapt(model))` "
-               "with the model it was distilled from, or load the checkpoint it was saved in (it holds the model)")
+_NO_TEACHER = ("this DIRECTOR's predictive is anchored on its frozen model, which is not attached: call "
+               "`d.attach_teacher(adapt(model))` "
+               "with the model it was distilled from, or load the checkpoint it was saved in (it holds the "
+               "model)")
 
+# %% ../nbs/14_model.ipynb #f6683e94
 @dataclass
 class FrozenPass:
-    "What one pass of the frozen model over a batch gives the predictive: its logits and the kernel's step errors on its path."
-    logits:torch.Tensor # (B, C) float32: the frozen model's logits (through the re-cut path, equal to its own up to float error)
-    errors:torch.Tensor|None # (L, B) float32: e_t(x), the kernel mean's squared one-step error (see `step_errors`), if asked for
+    """What one pass of the frozen model over a batch gives the predictive: its logits and the kernel's step
+    errors on its path."""
+    # (B, C) float32: the frozen model's logits (through the re-cut path, equal to its own up to float error)
+    logits:torch.Tensor
+    # (L, B) float32: e_t(x), the kernel mean's squared one-step error (see `step_errors`), if asked for
+    errors:torch.Tensor|None
     state:torch.Tensor|None=None # (B, N, d): the frozen state X_b at the branch point b, if asked for
 
+# %% ../nbs/14_model.ipynb #2484210c
 @patch
 def _trace_errors(self:Director, tr, max_rows:int|None=None)->torch.Tensor:
-    "(L, B) float32 step errors of the traces `tr`: one teacher-forced kernel pass, averaged over real tokens and features."
+    """(L, B) float32 step errors of the traces `tr`: one teacher-forced kernel pass, averaged over real
+    tokens and features."""
     xs = torch.stack(tr.xs)
     mus, _ = self.teacher_forced(xs, tr.ctx, max_rows)
     err = (xs[1:].float() - mus.float()).pow(2).mean(-1)  # (L, B, N)
@@ -498,43 +624,55 @@ def _trace_errors(self:Director, tr, max_rows:int|None=None)->torch.Tensor:
     keep = mask.to(err.dtype)
     return (err * keep).sum(-1) / keep.sum(-1)
 
+# %% ../nbs/14_model.ipynb #956b6571
 @patch
 def frozen_pass(self:Director, batch, # a batch as the adapter expects
                 max_rows:int|None=None, # rows per kernel chunk of the teacher-forced pass
                 errors:bool=True, # also compute the step errors (one teacher-forced kernel pass)
                 why:str=_NO_TEACHER, # the refusal's explanation when no frozen model is attached
-                state:int|None=None # also keep the frozen state X_b of this step b (the rollouts' branch point)
+                # also keep the frozen state X_b of this step b (the rollouts' branch point)
+                state:int|None=None
                )->FrozenPass:
-    "ONE forward pass of the frozen model (its traces), read by every post-hoc part: its logits and, if asked, the step errors."
+    """ONE forward pass of the frozen model (its traces), read by every post-hoc part: its logits and, if
+    asked, the step errors."""
     check_value('teacher', self.has_teacher, None, f'attached: {why}')
     with evaluating(self):
         tr = self._teacher_ad.traces(self.check_batch(batch))
         return FrozenPass(tr.logits.float(), self._trace_errors(tr, max_rows) if errors else None,
                           None if state is None else tr.xs[state])
 
+# %% ../nbs/14_model.ipynb #2e9729cb
 @patch
 def teacher_logits(self:Director, batch)->torch.Tensor:
-    "The frozen model's own logits (B, C) in float32, in eval mode without gradients (one `frozen_pass` without the errors)."
+    """The frozen model's own logits (B, C) in float32, in eval mode without gradients (one `frozen_pass`
+    without the errors)."""
     return self.frozen_pass(batch, errors=False).logits
 
 # %% ../nbs/14_model.ipynb #e4e3d8ce
 @patch
-def predict_components(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
+def predict_components(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None,
+                       max_rows:int|None=None,
                        seeds:list|None=None, # one seed per example (see `rollout`)
-                       passes:list|None=None # if a list: the call's `FrozenPass` is appended (None when it made none)
+                       # if a list: the call's `FrozenPass` is appended (None when it made none)
+                       passes:list|None=None
                       )->tuple:
-    "(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted); weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."
-    if (layer := self.posthoc) is not None: return layer.components(self, batch, n_samples, generator, max_rows, seeds, passes)
-    w, nov, ntemp, b = self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0, self.branch
+    """(logits (K, B, C), each divided by its temperature (and by the novelty temperature s(x) where fitted);
+    weights (K,)): the S rollouts at T, led by the frozen model's logits when anchored (w > 0)."""
+    if (layer := self.posthoc) is not None:
+        return layer.components(self, batch, n_samples, generator, max_rows, seeds, passes)
+    w, nov, ntemp, b = (self.anchor_weight, self.novelty_thresholds is not None, self.novelty_temp_scale > 0,
+                        self.branch)
     fp = None
-    if w > 0 or nov or ntemp or b:  # one pass of the frozen model serves the anchor, the novelty parts and the branch point
+    # one pass of the frozen model serves the anchor, the novelty parts and the branch point
+    if w > 0 or nov or ntemp or b:
         why = _NO_TEACHER_NOVELTY if nov else _NO_TEACHER_TEMP if ntemp else _NO_TEACHER
         fp = self.frozen_pass(batch, max_rows, errors=nov or ntemp, why=why, state=b or None)
     if passes is not None: passes.append(fp)
     ns = self.novelty_std(batch, max_rows, errors=fp.errors) if nov else None
     start = (b, fp.state) if b else None
     with evaluating(self):
-        z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, novelty_std=ns, start=start).float() / self.temperature
+        z = self.rollout(batch, n_samples, generator, max_rows, seeds=seeds, novelty_std=ns,
+                         start=start).float() / self.temperature
     s = self.novelty_temperature(batch, max_rows, errors=fp.errors) if ntemp else None
     if s is not None: z = z / s[None, :, None]
     S = z.shape[0]
@@ -546,11 +684,14 @@ def predict_components(self:Director, batch, n_samples:int=10, generator:torch.G
 # %% ../nbs/14_model.ipynb #4d104eb1
 @patch
 def predict_proba(self:Director, batch, n_samples:int=10,
-                  average:str='prob', # 'prob': weighted mean of the components' probabilities; 'logit': softmax of their weighted mean logits
+                  # 'prob': weighted mean of the components' probabilities; 'logit': softmax of their weighted
+                  # mean logits
+                  average:str='prob',
                   generator:torch.Generator|None=None, max_rows:int|None=None,
                   seeds:list|None=None # one seed per example (see `rollout`)
                  )->torch.Tensor:
-    "Predictive probabilities (B, C) in float32: the mixture of `predict_components` (the `n_samples` rollouts at T, and the frozen model when anchored)."
+    """Predictive probabilities (B, C) in float32: the mixture of `predict_components` (the `n_samples`
+    rollouts at T, and the frozen model when anchored)."""
     check_value('average', average in ('prob', 'logit'), average, "'prob' or 'logit'")
     z, w = self.predict_components(batch, n_samples, generator, max_rows, seeds)
     with torch.autocast(z.device.type, enabled=False):
@@ -560,20 +701,25 @@ def predict_proba(self:Director, batch, n_samples:int=10,
 # %% ../nbs/14_model.ipynb #891d19d3
 def _entropy(p:torch.Tensor)->torch.Tensor: return -torch.special.xlogy(p, p).sum(-1)
 
+# %% ../nbs/14_model.ipynb #bacc037c
 @patch
-def uncertainty(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None, max_rows:int|None=None,
+def uncertainty(self:Director, batch, n_samples:int=10, generator:torch.Generator|None=None,
+                max_rows:int|None=None,
                 seeds:list|None=None # one seed per example (see `rollout`)
                )->dict:
-    "Per-input predictive entropy, expected entropy, mutual information (nats) and probabilities of the mixture of `predict_components`."
+    """Per-input predictive entropy, expected entropy, mutual information (nats) and probabilities of the
+    mixture of `predict_components`."""
     z, w = self.predict_components(batch, n_samples, generator, max_rows, seeds)
     ps = _probs(z)
     pbar = (w[:, None, None] * ps).sum(0)
     pe, ee = _entropy(pbar), (w[:, None] * _entropy(ps)).sum(0)
-    return dict(predictive_entropy=pe, expected_entropy=ee, mutual_information=(pe - ee).clamp_min(0), probs=pbar)
+    return dict(predictive_entropy=pe, expected_entropy=ee, mutual_information=(pe - ee).clamp_min(0),
+                probs=pbar)
 
 # %% ../nbs/14_model.ipynb #4b806d11
 def _golden(f, lo:float, hi:float, n_iter:int=20)->tuple:
-    "Minimise f(x) over [lo, hi] by golden-section search on log x: (best x, its f, [(x, f(x)) seen], whether the bracket still touches lo or hi)."
+    """Minimise f(x) over [lo, hi] by golden-section search on log x: (best x, its f, [(x, f(x)) seen],
+    whether the bracket still touches lo or hi)."""
     a, b, r, seen = math.log(lo), math.log(hi), (math.sqrt(5) - 1) / 2, []
     a0, b0 = a, b
     def ev(u):
@@ -587,36 +733,52 @@ def _golden(f, lo:float, hi:float, n_iter:int=20)->tuple:
 
 # %% ../nbs/14_model.ipynb #8fe162f3
 class CalibrationError(ValueError):
-    "A post-hoc fit refused by `Director.calibrate`: `param` (e.g. 'tau', 'temperature', 'teacher_temperature'), the fitted `value` and the (x, NLL) pairs `seen`."
-    def __init__(self, msg:str, param:str, value:float, seen:list): super().__init__(msg); self.param, self.value, self.seen = param, value, seen
+    """A post-hoc fit refused by `Director.calibrate`: `param` (e.g. 'tau', 'temperature',
+    'teacher_temperature'), the fitted `value` and the (x, NLL) pairs `seen`."""
+    def __init__(self, msg:str, param:str, value:float, seen:list):
+        super().__init__(msg); self.param, self.value, self.seen = param, value, seen
 
-def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool, bounds_arg:str|None=None, alt:str|None=None):
-    "Refuse (`ValueError` with the values seen) a non-finite x or NLL, or a search that ended on, or within 1% (log scale) of, an edge of `bounds`."
-    lo, hi = bounds; edge = edge or (math.isfinite(x) and min(abs(math.log(x / lo)), abs(math.log(hi / x))) < 0.01 * math.log(hi / lo))
+# %% ../nbs/14_model.ipynb #69c8971e
+def _refuse_fit(name:str, x:float, v:float, bounds:tuple, seen:list, edge:bool, bounds_arg:str|None=None,
+                alt:str|None=None):
+    """Refuse (`ValueError` with the values seen) a non-finite x or NLL, or a search that ended on, or within
+    1% (log scale) of, an edge of `bounds`."""
+    lo, hi = bounds
+    edge = edge or (math.isfinite(x)
+                    and min(abs(math.log(x / lo)), abs(math.log(hi / x))) < 0.01 * math.log(hi / lo))
     if math.isfinite(x) and math.isfinite(v) and not edge: return
-    why = f'lies on the search boundary {tuple(bounds)}' if edge else 'is not finite' if not math.isfinite(x) else f'gives a non-finite NLL ({v})'
+    why = (f'lies on the search boundary {tuple(bounds)}' if edge else 'is not finite' if not math.isfinite(x)
+           else f'gives a non-finite NLL ({v})')
     vals = ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen)[::max(1, len(seen) // 8)])
-    raise CalibrationError(f"`{name}`: the fitted {name} = {x:.4g} {why}; validation NLL seen ({name}: NLL) {vals}. The model is unchanged. "
-                     f"Fix: widen `{bounds_arg or name + '_bounds'}`, check the validation data, or {alt or f'fit only the other parameter ({name}=False)'}", name, x, seen)
+    raise CalibrationError(f"`{name}`: the fitted {name} = {x:.4g} {why}; validation NLL seen ({name}: "
+                           f"NLL) {vals}. The model is unchanged. "
+                     f"Fix: widen `{bounds_arg or name + '_bounds'}`, check the validation data, or "
+                           f"{alt or f'fit only the other parameter ({name}=False)'}", name, x, seen)
 
 # %% ../nbs/14_model.ipynb #4c2f6186
 def _hash_into(h, obj):
     if isinstance(obj, torch.Tensor):
-        t = obj.detach().cpu().contiguous(); h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        t = obj.detach().cpu().contiguous(); h.update(f'{t.dtype}{tuple(t.shape)}'.encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     elif isinstance(obj, Mapping):
         for k in sorted(obj, key=str): h.update(str(k).encode()); _hash_into(h, obj[k])
     elif isinstance(obj, (list, tuple)):
         for v in obj: _hash_into(h, v)
-    elif all(hasattr(obj, a) for a in ('tobytes', 'mode', 'size')):  # a PIL image: its pixels (its repr holds an address)
+    # a PIL image: its pixels (its repr holds an address)
+    elif all(hasattr(obj, a) for a in ('tobytes', 'mode', 'size')):
         h.update(f'{obj.mode}{tuple(obj.size)}'.encode()); h.update(obj.tobytes())
     elif isinstance(obj, (bytes, bytearray)): h.update(obj)
     else: h.update(repr(obj).encode())
 
+# %% ../nbs/14_model.ipynb #f6f74e58
 def _fingerprint(dl)->dict:
-    "Length + sha256 of a loader's data: its dataset's first 4 items (shuffling does not matter), else its first batch."
+    """Length + sha256 of a loader's data: its dataset's first 4 items (shuffling does not matter), else its
+    first batch."""
     ds, h = getattr(dl, 'dataset', None), hashlib.sha256()
     try: n = len(ds); items, src = [ds[i] for i in range(min(n, 4))], 'dataset'
-    except Exception: n, items, src = (len(dl) if hasattr(dl, '__len__') else None), [check_loader(dl, labels=False)], 'first batch'
+    except Exception:
+        n, items, src = (len(dl) if hasattr(dl, '__len__')
+                         else None), [check_loader(dl, labels=False)], 'first batch'
     _hash_into(h, items)
     return dict(n=n, sha256=h.hexdigest(), source=src)
 
@@ -624,7 +786,8 @@ def _fingerprint(dl)->dict:
 @patch
 def note_training_data(self:Director, dl # the training loader
                       )->dict:
-    "Store a fingerprint of the training loader in `spec['training_data']`, so `calibrate` can warn when handed it."
+    """Store a fingerprint of the training loader in `spec['training_data']`, so `calibrate` can warn when
+    handed it."""
     self.spec['training_data'] = _fingerprint(dl); return self.spec['training_data']
 
 # %% ../nbs/14_model.ipynb #f5f7e196
@@ -633,15 +796,19 @@ def _mix_nll(lg:torch.Tensor, y:torch.Tensor, T:float)->float:
     lp = (lg / T).log_softmax(-1).gather(-1, y.expand(lg.shape[0], -1)[..., None])[..., 0]
     return -(torch.logsumexp(lp, 0) - math.log(lg.shape[0])).mean().item()
 
+# %% ../nbs/14_model.ipynb #e837ed7c
 def _anchor_nll(zt:torch.Tensor, zs:torch.Tensor, y:torch.Tensor, w:float, c:float)->float:
-    "Mean −log(w·softmax(zt/c)_y + (1−w)/S Σ_s softmax(zs_s/c)_y) of temperature-divided logits zt (n, C) and zs (S, n, C)."
+    """Mean −log(w·softmax(zt/c)_y + (1−w)/S Σ_s softmax(zs_s/c)_y) of temperature-divided logits zt (n, C)
+    and zs (S, n, C)."""
     S = zs.shape[0]
     lp = (torch.cat([zt[None], zs]) / c).log_softmax(-1).gather(-1, y.expand(S + 1, -1)[..., None])[..., 0]
     lw = torch.tensor([w] + [(1 - w) / S] * S, dtype=lp.dtype, device=lp.device).log()
     return -torch.logsumexp(lp + lw[:, None], 0).mean().item()
 
+# %% ../nbs/14_model.ipynb #1260bc5f
 def _anchor_grid(zt, zs, y, bounds:tuple, n_iter:int, n_grid:int=51)->tuple:
-    "(w, c, NLL, seen, edge): the weight w on a grid of [0, 1], each with its best common scale c of both temperatures (golden search on log c)."
+    """(w, c, NLL, seen, edge): the weight w on a grid of [0, 1], each with its best common scale c of both
+    temperatures (golden search on log c)."""
     best = None
     for w in (k / (n_grid - 1) for k in range(n_grid)):
         c, v, seen, edge = _golden(lambda c: _anchor_nll(zt, zs, y, w, c), *bounds, n_iter)
@@ -651,30 +818,44 @@ def _anchor_grid(zt, zs, y, bounds:tuple, n_iter:int, n_grid:int=51)->tuple:
 # %% ../nbs/14_model.ipynb #83a5a79d
 _ANCHOR_KEYS = ('anchor_weight', 'teacher_temperature', 'anchor_scale')
 
+# %% ../nbs/14_model.ipynb #3a1eb7a7
 @patch
 def _valid_nll(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows)->float:
-    "Validation NLL of the current predictive (anchored or not), with the common random numbers of `calibrate`."
+    """Validation NLL of the current predictive (anchored or not), with the common random numbers of
+    `calibrate`."""
     dev = y.device
-    p = torch.cat([self.predict_proba(to_device(x, dev), n, generator=torch.Generator(device=dev).manual_seed(seed + i), max_rows=max_rows) for i, (x, _) in enumerate(data)])
+    p = torch.cat([self.predict_proba(to_device(x, dev), n,
+                                      generator=torch.Generator(device=dev).manual_seed(seed + i),
+                                      max_rows=max_rows) for i, (x, _) in enumerate(data)])
     return -p.gather(1, y[:, None]).clamp_min(1e-12).log().mean().item()
 
+# %% ../nbs/14_model.ipynb #7661459b
 @patch
-def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, temperature_bounds:tuple, scale_bounds:tuple, n_iter:int, dev)->dict:
-    "Fit the frozen model's temperature (its own validation NLL), then the weight w and a common scale c of both temperatures; refuse edges."
+def _fit_anchor(self:Director, data:list, y:torch.Tensor, zs:torch.Tensor, temperature_bounds:tuple,
+                scale_bounds:tuple, n_iter:int, dev)->dict:
+    """Fit the frozen model's temperature (its own validation NLL), then the weight w and a common scale c of
+    both temperatures; refuse edges."""
     zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
     Tf, v, seen, edge = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
-    _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge, 'temperature_bounds', 'leave the anchor out (anchor=False)')
+    _refuse_fit('teacher_temperature', Tf, v, temperature_bounds, seen, edge, 'temperature_bounds',
+                'leave the anchor out (anchor=False)')
     w, c, v, seen, edge = _anchor_grid(zt / Tf, zs, y, scale_bounds, n_iter)
-    _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge, 'scale_bounds', 'leave the anchor out (anchor=False)')
+    _refuse_fit('anchor_scale', c, v, scale_bounds, seen, edge, 'scale_bounds',
+                'leave the anchor out (anchor=False)')
     return dict(anchor_weight=w, teacher_temperature=Tf * c, anchor_scale=c, valid_nll=v)
 
 # %% ../nbs/14_model.ipynb #5f0f55dc
-MIN_LEAD = 1e-4 # nats: a validation-NLL lead below this is numerical noise (e.g. an anchor weight of 1), so there is none to spend
+# nats: a validation-NLL lead below this is numerical noise (e.g. an anchor weight of 1), so there is none to
+# spend
+MIN_LEAD = 1e-4
 
+# %% ../nbs/14_model.ipynb #8547a67a
 def _fit_by_budget(nll, # x (or None: the part left out) -> validation NLL of the final predictive
                    budget:float, nll_ts:float, bounds:tuple, n_iter:int,
-                   names:tuple=('κ', 'novelty_budget', 'novelty_scale', 'novelty_bounds', 'novelty noise'))->tuple:
-    "(x, seen): the largest x in `bounds` (bisection on log x) whose NLL stays within `budget` of the lead over `nll_ts`; refused on the boundary or without a lead."
+                   names:tuple=('κ', 'novelty_budget', 'novelty_scale', 'novelty_bounds',
+                                'novelty noise'))->tuple:
+    """(x, seen): the largest x in `bounds` (bisection on log x) whose NLL stays within `budget` of the lead
+    over `nll_ts`; refused on the boundary or without a lead."""
     sym, barg, sarg, bnds, what = names
     lo, hi = bounds; seen = []
     def ev(k): v = float(nll(k)); seen.append((k, v)); return v if math.isfinite(v) else math.inf
@@ -682,12 +863,19 @@ def _fit_by_budget(nll, # x (or None: the part left out) -> validation NLL of th
     limit = base + budget * lead
     vals = lambda: ', '.join(f'{a:.4g}: {b:.4g}' for a, b in sorted(seen))
     def refuse(why, fix, value):
-        raise CalibrationError(f"`{barg}`: {why} (validation NLL without {what} {base:.4g}, temperature-scaled frozen model "
-                               f"{nll_ts:.4g}; seen ({sym}: NLL) {vals() or 'none'}). The model is unchanged. Fix: {fix}", sarg, value, seen)
+        raise CalibrationError(f"`{barg}`: {why} (validation NLL without {what} {base:.4g}, "
+                               "temperature-scaled frozen model "
+                               f"{nll_ts:.4g}; seen ({sym}: NLL) {vals() or 'none'}). The model is "
+                               f"unchanged. Fix: {fix}", sarg, value, seen)
     if not (math.isfinite(base) and lead > MIN_LEAD):
-        refuse('the predictive has no NLL lead over the temperature-scaled frozen model to spend', f'set `{sarg}` by hand ({barg}=None)', float('nan'))
-    if ev(hi) <= limit: refuse(f'even {sym} = {hi:.4g} stays within the budget, so {sym} lies on the search boundary {tuple(bounds)}', f'widen `{bnds}`', hi)
-    if ev(lo) > limit: refuse(f'already {sym} = {lo:.4g} spends more than the budget, so {sym} lies on the search boundary {tuple(bounds)}', f'widen `{bnds}` or raise `{barg}`', lo)
+        refuse('the predictive has no NLL lead over the temperature-scaled frozen model to spend',
+               f'set `{sarg}` by hand ({barg}=None)', float('nan'))
+    if ev(hi) <= limit:
+        refuse(f'even {sym} = {hi:.4g} stays within the budget, so {sym} lies on the search boundary '
+               f'{tuple(bounds)}', f'widen `{bnds}`', hi)
+    if ev(lo) > limit:
+        refuse(f'already {sym} = {lo:.4g} spends more than the budget, so {sym} lies on the search '
+               f'boundary {tuple(bounds)}', f'widen `{bnds}` or raise `{barg}`', lo)
     a, b = math.log(lo), math.log(hi)
     for _ in range(n_iter):
         m = (a + b) / 2
@@ -695,87 +883,138 @@ def _fit_by_budget(nll, # x (or None: the part left out) -> validation NLL of th
         else: b = m
     return math.exp(a), seen
 
+# %% ../nbs/14_model.ipynb #ab111e38
 def _fit_novelty_scale(nll, # κ (or None: no novelty noise) -> validation NLL of the final predictive
                        nov:dict, budget:float, nll_ts:float, bounds:tuple, n_iter:int)->dict:
-    "The novelty keys with κ fitted: the largest κ in `bounds` (bisection on log κ) whose NLL stays within `budget` of the lead over `nll_ts`."
+    """The novelty keys with κ fitted: the largest κ in `bounds` (bisection on log κ) whose NLL stays within
+    `budget` of the lead over `nll_ts`."""
     kappa, _ = _fit_by_budget(nll, budget, nll_ts, bounds, n_iter)
     return {**nov, 'novelty_scale': kappa, 'novelty_budget': budget}
 
-
 # %% ../nbs/14_model.ipynb #c03eeb9f
 @patch
-def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or dict batches with labels (never the test set)
+def calibrate(self:Director,
+              valid_dl, # validation loader of (x, y) pairs or dict batches with labels (never the test set)
               n_samples:int=10, # S of the predictive whose NLL is minimised
               tau:bool=True, # fit the noise scale τ
               temperature:bool=True, # fit the logit temperature T
-              anchor:bool=False, # then mix in the frozen model (needs `attach_teacher`): fit its temperature, its weight w and a common scale
-              novelty:bool=False, # first add the novelty noise (needs `attach_teacher`): its per-step thresholds are the validation quantile below
-              novelty_quantile:float=0.95, # the thresholds q_t: this quantile of the validation inputs' step errors
+              # then mix in the frozen model (needs `attach_teacher`): fit its temperature, its weight w and a
+              # common scale
+              anchor:bool=False,
+              # first add the novelty noise (needs `attach_teacher`): its per-step thresholds are the
+              # validation quantile below
+              novelty:bool=False,
+              # the thresholds q_t: this quantile of the validation inputs' step errors
+              novelty_quantile:float=0.95,
               novelty_scale:float=1.0, # κ: the novelty noise has variance κ·max(0, e_t(x) − q_t) per feature
-              novelty_budget:float|None=None, # fit κ instead (novelty=True): the largest κ spending at most this share of the validation NLL lead over the temperature-scaled frozen model
+              # fit κ instead (novelty=True): the largest κ spending at most this share of the validation NLL
+              # lead over the temperature-scaled frozen model
+              novelty_budget:float|None=None,
               novelty_bounds:tuple=(1/16, 4096.), # search interval of the fitted κ
-              novelty_iter:int=6, # bisection steps of the fitted κ (each one pass of S rollouts over the validation inputs)
-              novelty_temp:bool=False, # last, divide every component's logits by s(x) = 1 + β·max(0, r(x)/q − 1) (needs `attach_teacher`), β fitted by budget
-              novelty_temp_quantile:float=0.5, # q: this quantile of the validation inputs' transition residuals r(x)
-              novelty_temp_budget:float=0.25, # β: the largest value spending at most this share of the validation NLL lead over the temperature-scaled frozen model
+              # bisection steps of the fitted κ (each one pass of S rollouts over the validation inputs)
+              novelty_iter:int=6,
+              # last, divide every component's logits by s(x) = 1 + β·max(0, r(x)/q − 1) (needs
+              # `attach_teacher`), β fitted by budget
+              novelty_temp:bool=False,
+              # q: this quantile of the validation inputs' transition residuals r(x)
+              novelty_temp_quantile:float=0.5,
+              # β: the largest value spending at most this share of the validation NLL lead over the
+              # temperature-scaled frozen model
+              novelty_temp_budget:float=0.25,
               novelty_temp_bounds:tuple=(1/256, 256.), # search interval of β
               seed:int=0, # common random numbers: batch i always gets the noise of seed + i
-              tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.), # search intervals (lo, hi), lo > 0
-              scale_bounds:tuple=(1/4, 4.), # search interval of the common temperature scale of the anchored mixture
+              # search intervals (lo, hi), lo > 0
+              tau_bounds:tuple=(1/64, 64.), temperature_bounds:tuple=(1/16, 16.),
+              # search interval of the common temperature scale of the anchored mixture
+              scale_bounds:tuple=(1/4, 4.),
               n_iter:int=20, # golden-section steps per search
               max_rows:int|None=None)->Director:
-    "Fit the noise scale τ, the logit temperature T and (anchor=True) the frozen model's share, on validation NLL of the predictive; stored in `spec['calibration']`."
-    n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool); check_type('anchor', anchor, bool)
+    """Fit the noise scale τ, the logit temperature T and (anchor=True) the frozen model's share, on
+    validation NLL of the predictive; stored in `spec['calibration']`."""
+    n = _check_n(n_samples); check_type('tau', tau, bool); check_type('temperature', temperature, bool)
+    check_type('anchor', anchor, bool)
     check_type('seed', seed, int)
     check_type('novelty', novelty, bool); check_type('novelty_temp', novelty_temp, bool)
-    check_value('tau', tau or temperature or anchor or novelty or novelty_temp, (tau, temperature, anchor, novelty, novelty_temp),
-                'True, or temperature=True, anchor=True, novelty=True or novelty_temp=True (there is nothing to fit)')
-    if anchor: check_value('teacher', self.has_teacher, None, 'attached for anchor=True: call `d.attach_teacher(adapt(model))` first')
+    check_value('tau', tau or temperature or anchor or novelty or novelty_temp,
+                (tau, temperature, anchor, novelty, novelty_temp),
+                'True, or temperature=True, anchor=True, novelty=True or novelty_temp=True (there is '
+                'nothing to fit)')
+    if anchor:
+        check_value('teacher', self.has_teacher, None,
+                    'attached for anchor=True: call `d.attach_teacher(adapt(model))` first')
     if novelty:
-        check_value('teacher', self.has_teacher, None, 'attached for novelty=True: call `d.attach_teacher(adapt(model))` first')
-        check_value('novelty_quantile', isinstance(novelty_quantile, float) and 0 < novelty_quantile < 1, novelty_quantile, 'a float in (0, 1), e.g. 0.95')
-        check_value('novelty_scale', isinstance(novelty_scale, (int, float)) and not isinstance(novelty_scale, bool) and math.isfinite(novelty_scale) and novelty_scale > 0,
+        check_value('teacher', self.has_teacher, None,
+                    'attached for novelty=True: call `d.attach_teacher(adapt(model))` first')
+        check_value('novelty_quantile', isinstance(novelty_quantile, float) and 0 < novelty_quantile < 1,
+                    novelty_quantile, 'a float in (0, 1), e.g. 0.95')
+        check_value('novelty_scale', isinstance(novelty_scale, (int, float))
+                    and not isinstance(novelty_scale, bool) and math.isfinite(novelty_scale)
+                    and novelty_scale > 0,
                     novelty_scale, 'a finite number > 0, e.g. 1.0')
     if novelty_temp:
-        check_value('teacher', self.has_teacher, None, 'attached for novelty_temp=True: call `d.attach_teacher(adapt(model))` first')
-        check_value('novelty_temp_quantile', isinstance(novelty_temp_quantile, float) and 0 < novelty_temp_quantile < 1, novelty_temp_quantile, 'a float in (0, 1), e.g. 0.5')
-        check_value('novelty_temp_budget', isinstance(novelty_temp_budget, float) and 0 < novelty_temp_budget < 1, novelty_temp_budget, 'a float in (0, 1), e.g. 0.25')
+        check_value('teacher', self.has_teacher, None,
+                    'attached for novelty_temp=True: call `d.attach_teacher(adapt(model))` first')
+        check_value('novelty_temp_quantile', isinstance(novelty_temp_quantile, float)
+                    and 0 < novelty_temp_quantile < 1, novelty_temp_quantile, 'a float in (0, 1), e.g. 0.5')
+        check_value('novelty_temp_budget', isinstance(novelty_temp_budget, float)
+                    and 0 < novelty_temp_budget < 1, novelty_temp_budget, 'a float in (0, 1), e.g. 0.25')
     if novelty_budget is not None:
-        check_value('novelty_budget', novelty, novelty_budget, 'None unless novelty=True (the budget fits the novelty noise\'s scale κ)')
-        check_value('novelty_budget', isinstance(novelty_budget, float) and 0 < novelty_budget < 1, novelty_budget, 'None or a float in (0, 1), e.g. 0.25')
-        check_type('novelty_iter', novelty_iter, int); check_value('novelty_iter', novelty_iter >= 1, novelty_iter, 'an integer >= 1')
+        check_value('novelty_budget', novelty, novelty_budget,
+                    'None unless novelty=True (the budget fits the novelty noise\'s scale κ)')
+        check_value('novelty_budget', isinstance(novelty_budget, float) and 0 < novelty_budget < 1,
+                    novelty_budget, 'None or a float in (0, 1), e.g. 0.25')
+        check_type('novelty_iter', novelty_iter, int)
+        check_value('novelty_iter', novelty_iter >= 1, novelty_iter, 'an integer >= 1')
     check_type('n_iter', n_iter, int); check_value('n_iter', n_iter >= 1, n_iter, 'an integer >= 1')
-    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds), ('scale_bounds', scale_bounds), ('novelty_bounds', novelty_bounds),
+    for k, b in (('tau_bounds', tau_bounds), ('temperature_bounds', temperature_bounds),
+                 ('scale_bounds', scale_bounds), ('novelty_bounds', novelty_bounds),
                  ('novelty_temp_bounds', novelty_temp_bounds)):
-        ok = isinstance(b, (tuple, list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in b) and 0 < b[0] < b[1]
+        ok = isinstance(b, (tuple,
+                            list)) and len(b) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v)
+                                                           for v in b) and 0 < b[0] < b[1]
         check_value(k, ok, b, 'a pair (lo, hi) of finite numbers with 0 < lo < hi')
     check_loader(valid_dl, self.n_classes, 'valid_dl')
     if self.spec.get('training_data') and _fingerprint(valid_dl) == self.spec['training_data']:
-        warnings.warn("`valid_dl` holds the training data noted by `note_training_data`: parameters fitted on training data come out "
+        warnings.warn("`valid_dl` holds the training data noted by `note_training_data`: parameters fitted "
+                      "on training data come out "
                       "over-confident; pass a held-out validation loader", UserWarning, stacklevel=2)
-    dev = next(self.parameters()).device; data = [split_batch(b) for b in valid_dl]; y = torch.cat([yb for _, yb in data]).to(dev)
-    layer0 = self.spec.pop('posthoc', None)  # this fit replaces a post-hoc layer (restored if the fit is refused)
+    dev = next(self.parameters()).device; data = [split_batch(b) for b in valid_dl]
+    y = torch.cat([yb for _, yb in data]).to(dev)
+    # this fit replaces a post-hoc layer (restored if the fit is refused)
+    layer0 = self.spec.pop('posthoc', None)
     cal0, tau0, T0 = self.spec.get('calibration'), self.noise_scale, self.temperature
     nov = {k: v for k, v in (cal0 or {}).items() if k in _NOVELTY_KEYS}
     if novelty: nov = self._novelty_thresholds(data, novelty_quantile, float(novelty_scale), dev, max_rows)
-    memo = {}  # the rollouts are seeded per batch, so one setting (τ, novelty noise) always gives the same logits: each is computed once
+    # the rollouts are seeded per batch, so one setting (τ, novelty noise) always gives the same logits: each
+    # is computed once
+    memo = {}
     states = {}  # with a branch point b > 0: the frozen state X_b of each batch, computed once
     def start(i, x):
         if not self.branch: return None
-        if i not in states: states[i] = self.frozen_pass(to_device(x, dev), max_rows, errors=False, state=self.branch).state
+        if i not in states:
+            states[i] = self.frozen_pass(to_device(x, dev), max_rows, errors=False, state=self.branch).state
         return (self.branch, states[i])
     def logits(t):
-        key = (float(t), nov.get('novelty_scale'), tuple(nov.get('novelty_thresholds') or ()))  # what the rollouts read
+        # what the rollouts read
+        key = (float(t), nov.get('novelty_scale'), tuple(nov.get('novelty_thresholds') or ()))
         if key in memo: return memo[key]
-        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items() if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS}, **nov, 'tau': t}
+        self.spec['calibration'] = {**{k: v for k, v in (cal0 or {}).items()
+                                       if k not in _ANCHOR_KEYS + _NOVELTY_KEYS + _NOVELTY_TEMP_KEYS},
+                                    **nov, 'tau': t}
         with evaluating(self):
-            memo[key] = torch.cat([self.rollout(to_device(x, dev), n, torch.Generator(device=dev).manual_seed(seed + i), max_rows,
-                                                start=start(i, x)).float() for i, (x, _) in enumerate(data)], 1)
+            memo[key] = torch.cat([self.rollout(to_device(x, dev), n,
+                                                torch.Generator(device=dev).manual_seed(seed + i), max_rows,
+                                                start=start(i, x)).float() for i,
+                                   (x, _) in enumerate(data)], 1)
         return memo[key]
-    def fit_T(lg): return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds, n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
+    def fit_T(lg):
+        return _golden(lambda T: _mix_nll(lg, y, T), *temperature_bounds,
+                       n_iter) if temperature else (T0, _mix_nll(lg, y, T0), [], False)
     try:
         if novelty_budget is not None:
-            def with_scale(kappa):  # the validation NLL of the final predictive (T and anchor refitted) with κ, or without novelty noise (None)
+            # the validation NLL of the final predictive (T and anchor refitted) with κ, or without novelty
+            # noise (None)
+            def with_scale(kappa):
                 nonlocal nov
                 nov, keep = ({**nov, 'novelty_scale': kappa} if kappa else {}), nov
                 try: zs = logits(tau0)
@@ -786,21 +1025,26 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
             Tf, v_ts, _, _ = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
             nov = _fit_novelty_scale(with_scale, nov, novelty_budget, v_ts, novelty_bounds, novelty_iter)
         before = self._valid_nll(data, y, n, seed, max_rows) if cal0 else _mix_nll(logits(tau0), y, T0)
-        tau_fit, v, seen, edge = _golden(lambda t: fit_T(logits(t))[1], *tau_bounds, n_iter) if tau else (tau0, 0., [], False)
+        tau_fit, v, seen, edge = _golden(lambda t: fit_T(logits(t))[1], *tau_bounds,
+                                         n_iter) if tau else (tau0, 0., [], False)
         if tau: _refuse_fit('tau', tau_fit, v, tau_bounds, seen, edge)
         T_fit, after, seen, edge = fit_T(logits(tau_fit))
         if temperature: _refuse_fit('temperature', T_fit, after, temperature_bounds, seen, edge)
-        extra = self._fit_anchor(data, y, logits(tau_fit) / T_fit, temperature_bounds, scale_bounds, n_iter, dev) if anchor else {}
+        extra = self._fit_anchor(data, y, logits(tau_fit) / T_fit, temperature_bounds, scale_bounds, n_iter,
+                                 dev) if anchor else {}
     finally:
         if cal0 is None: self.spec.pop('calibration', None)
         else: self.spec['calibration'] = cal0
         if layer0 is not None: self.spec['posthoc'] = layer0
     self.spec.pop('posthoc', None)
     if anchor: T_fit, after = T_fit * extra['anchor_scale'], extra.pop('valid_nll')
-    cal = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed, valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
+    cal = dict(tau=tau_fit, temperature=T_fit, **nov, **extra, n_samples=n, seed=seed,
+               valid_nll_before=before, valid_nll_after=after, n_valid=len(y))
     if novelty_temp:
         self.spec['calibration'] = cal
-        try: cal = {**cal, **self._fit_novelty_temp(data, y, n, seed, max_rows, novelty_temp_quantile, novelty_temp_budget, novelty_temp_bounds,
+        try:
+            cal = {**cal, **self._fit_novelty_temp(data, y, n, seed, max_rows, novelty_temp_quantile,
+                                                   novelty_temp_budget, novelty_temp_bounds,
                                                     temperature_bounds, scale_bounds, n_iter)}
         except BaseException:
             if cal0 is None: self.spec.pop('calibration', None)
@@ -808,117 +1052,156 @@ def calibrate(self:Director, valid_dl, # validation loader of (x, y) pairs or di
             if layer0 is not None: self.spec['posthoc'] = layer0
             raise
         cal['valid_nll_after'] = cal.pop('valid_nll')
-        for k in ('temperature', 'teacher_temperature'):  # the refitted common scale of every component's temperature
+        # the refitted common scale of every component's temperature
+        for k in ('temperature', 'teacher_temperature'):
             if k in cal: cal[k] *= cal['novelty_temp_rescale']
     self.spec['calibration'] = cal
     if anchor and extra['anchor_weight'] == 1:
-        warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so the predictive is the "
-                      "temperature-scaled model alone; check the distillation (its validation accuracy) or use `anchor=False`", UserWarning, stacklevel=2)
+        warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen "
+                      "model, so the predictive is the "
+                      "temperature-scaled model alone; check the distillation (its validation accuracy) or "
+                      "use `anchor=False`", UserWarning, stacklevel=2)
     return self
 
 # %% ../nbs/14_model.ipynb #0101b537
-_NO_TEACHER_RESIDUAL = ("the transition residual scores the frozen model's own feature path, and no frozen model is attached: call "
+_NO_TEACHER_RESIDUAL = ("the transition residual scores the frozen model's own feature path, and no frozen "
+                        "model is attached: call "
                         "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from")
 
+# %% ../nbs/14_model.ipynb #9414ffc7
 @patch
-def step_errors(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+def step_errors(self:Director,
+                batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
                 max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
                )->torch.Tensor:
-    "(L, B) in float32: e_t(x), the kernel mean's squared one-step error on the frozen model's feature path at step t, per real token and feature."
+    """(L, B) in float32: e_t(x), the kernel mean's squared one-step error on the frozen model's feature path
+    at step t, per real token and feature."""
     return self.frozen_pass(batch, max_rows, why=_NO_TEACHER_RESIDUAL).errors
 
+# %% ../nbs/14_model.ipynb #c21f7f10
 @patch
-def transition_residual(self:Director, batch, # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+def transition_residual(self:Director,
+                        # a batch as the adapter expects (images, or dict(input_ids, attention_mask, ...))
+                        batch,
                         max_rows:int|None=None # rows per kernel chunk (default: as `rollout`)
                        )->torch.Tensor:
-    "Per-input novelty score (B,) in float32: the kernel mean's squared one-step error on the frozen model's feature path, per real token and feature, summed over the L steps."
+    """Per-input novelty score (B,) in float32: the kernel mean's squared one-step error on the frozen
+    model's feature path, per real token and feature, summed over the L steps."""
     return self.step_errors(batch, max_rows).sum(0)
 
-
 # %% ../nbs/14_model.ipynb #bd876206
-_NO_TEACHER_NOVELTY = ("this DIRECTOR adds novelty noise, which reads the frozen model's feature path, and no frozen model is attached: call "
-                       "`d.attach_teacher(adapt(model))` with the model it was distilled from, or load the checkpoint it was saved in")
+_NO_TEACHER_NOVELTY = ("this DIRECTOR adds novelty noise, which reads the frozen model's feature path, and "
+                       "no frozen model is attached: call "
+                       "`d.attach_teacher(adapt(model))` with the model it was distilled from, or load the "
+                       "checkpoint it was saved in")
 
+# %% ../nbs/14_model.ipynb #3db7cae6
 @patch
 def novelty_std(self:Director, batch, max_rows:int|None=None,
-                errors:torch.Tensor|None=None # (L, B) step errors of `batch`, when already computed (`frozen_pass`)
+                # (L, B) step errors of `batch`, when already computed (`frozen_pass`)
+                errors:torch.Tensor|None=None
                )->torch.Tensor:
-    "(L, B): the std of each input's novelty noise at each step, sqrt(κ·max(0, e_t(x) − q_t)); zeros below the thresholds."
+    """(L, B): the std of each input's novelty noise at each step, sqrt(κ·max(0, e_t(x) − q_t)); zeros below
+    the thresholds."""
     e = errors if errors is not None else self.frozen_pass(batch, max_rows, why=_NO_TEACHER_NOVELTY).errors
     q = torch.tensor(self.novelty_thresholds, dtype=e.dtype, device=e.device)
-    check_value("spec['calibration']['novelty_thresholds']", q.shape == (self.n_steps,) and bool(torch.isfinite(q).all()), self.novelty_thresholds,
+    check_value("spec['calibration']['novelty_thresholds']", q.shape == (self.n_steps,)
+                and bool(torch.isfinite(q).all()), self.novelty_thresholds,
                 f'{self.n_steps} finite thresholds (one per step); re-run `calibrate(novelty=True)`')
     return (self.novelty_scale * (e - q[:, None]).clamp_min(0)).sqrt()
 
+# %% ../nbs/14_model.ipynb #03649473
 @patch
 def _novelty_thresholds(self:Director, data:list, quantile:float, scale:float, dev, max_rows)->dict:
-    "The novelty keys of `spec['calibration']`: per-step `quantile` of the validation step errors, the quantile and κ."
+    """The novelty keys of `spec['calibration']`: per-step `quantile` of the validation step errors, the
+    quantile and κ."""
     e = torch.cat([self.step_errors(to_device(x, dev), max_rows) for x, _ in data], 1).double()
     q = torch.quantile(e, quantile, dim=1)
     if not bool(torch.isfinite(q).all()):
-        raise CalibrationError(f"`novelty`: the step errors of the validation inputs are not finite (thresholds {q.tolist()}); "
-                               "check the validation data and the frozen model", 'novelty_thresholds', float('nan'), [])
+        raise CalibrationError("`novelty`: the step errors of the validation inputs are not finite "
+                               f"(thresholds {q.tolist()}); "
+                               "check the validation data and the frozen model", 'novelty_thresholds',
+                               float('nan'), [])
     return dict(novelty_thresholds=q.tolist(), novelty_quantile=quantile, novelty_scale=scale)
 
-
 # %% ../nbs/14_model.ipynb #99b56126
-_NO_TEACHER_TEMP = ("this DIRECTOR divides its logits by a novelty temperature, which reads the frozen model's feature path, and no frozen model "
-                    "is attached: call `d.attach_teacher(adapt(model))` with the model it was distilled from, or load the checkpoint it was saved in")
+_NO_TEACHER_TEMP = ("this DIRECTOR divides its logits by a novelty temperature, which reads the frozen "
+                    "model's feature path, and no frozen model "
+                    "is attached: call `d.attach_teacher(adapt(model))` with the model it was distilled "
+                    "from, or load the checkpoint it was saved in")
 
+# %% ../nbs/14_model.ipynb #6d313abf
 @patch
 def novelty_temperature(self:Director, batch, max_rows:int|None=None,
-                        errors:torch.Tensor|None=None # (L, B) step errors of `batch`, when already computed (`frozen_pass`)
+                        # (L, B) step errors of `batch`, when already computed (`frozen_pass`)
+                        errors:torch.Tensor|None=None
                        )->torch.Tensor:
-    "(B,): s(x) = 1 + β·max(0, r(x)/q − 1), the per-input temperature dividing every component's logits (ones while β = 0)."
+    """(B,): s(x) = 1 + β·max(0, r(x)/q − 1), the per-input temperature dividing every component's logits
+    (ones while β = 0)."""
     e = errors if errors is not None else self.frozen_pass(batch, max_rows, why=_NO_TEACHER_TEMP).errors
     if (layer := self.posthoc) is not None and layer['novelty_temperature'] is not None:
         return layer['novelty_temperature'].divisor(e)  # its common scale c included
     r, b = e.sum(0), self.novelty_temp_scale
     if b == 0: return torch.ones_like(r)
     q = (self.spec.get('calibration') or {}).get('novelty_temp_threshold')
-    check_value("spec['calibration']['novelty_temp_threshold']", isinstance(q, (int, float)) and math.isfinite(q) and q > 0, q,
+    check_value("spec['calibration']['novelty_temp_threshold']", isinstance(q, (int, float))
+                and math.isfinite(q) and q > 0, q,
                 'a finite number > 0; re-run `calibrate(novelty_temp=True)`')
     return 1 + b * (r / q - 1).clamp_min(0)
 
 # %% ../nbs/14_model.ipynb #b55b8dc2
 def _temp_nll(z:torch.Tensor, w:torch.Tensor, y:torch.Tensor, s:torch.Tensor)->float:
-    "Mean −log Σ_k w_k softmax(z_k / s)_y of component logits z (K, n, C), weights w (K,) and per-input temperatures s (n,)."
+    """Mean −log Σ_k w_k softmax(z_k / s)_y of component logits z (K, n, C), weights w (K,) and per-input
+    temperatures s (n,)."""
     lp = (z / s[None, :, None]).log_softmax(-1).gather(-1, y.expand(z.shape[0], -1)[..., None])[..., 0]
     return -torch.logsumexp(lp + w.log()[:, None], 0).mean().item()
 
+# %% ../nbs/14_model.ipynb #e54a22e2
 @patch
-def _fit_novelty_temp(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows, quantile:float, budget:float, bounds:tuple,
+def _fit_novelty_temp(self:Director, data:list, y:torch.Tensor, n:int, seed:int, max_rows, quantile:float,
+                      budget:float, bounds:tuple,
                       temperature_bounds:tuple, scale_bounds:tuple, n_iter:int)->dict:
-    "The novelty-temperature keys of `spec['calibration']` for the predictive now in the spec (β fitted by `budget`, a common scale c refitted at each β and folded into T and T_f); and its `valid_nll`."
+    """The novelty-temperature keys of `spec['calibration']` for the predictive now in the spec (β fitted by
+    `budget`, a common scale c refitted at each β and folded into T and T_f); and its `valid_nll`."""
     dev = y.device
-    comps = [self.predict_components(to_device(x, dev), n, generator=torch.Generator(device=dev).manual_seed(seed + i), max_rows=max_rows)
+    comps = [self.predict_components(to_device(x, dev), n,
+                                     generator=torch.Generator(device=dev).manual_seed(seed + i),
+                                     max_rows=max_rows)
              for i, (x, _) in enumerate(data)]
     z, w = torch.cat([c[0] for c in comps], 1), comps[0][1]
     r = torch.cat([self.transition_residual(to_device(x, dev), max_rows) for x, _ in data]).double()
     q = float(torch.quantile(r, quantile))
     if not (math.isfinite(q) and q > 0):
-        raise CalibrationError(f"`novelty_temp`: the {quantile} quantile of the validation inputs' transition residuals is {q:.4g}, not a finite number > 0; "
-                               "check the validation data and the frozen model", 'novelty_temp_threshold', q, [])
+        raise CalibrationError(f"`novelty_temp`: the {quantile} quantile of the validation inputs' "
+                               f"transition residuals is {q:.4g}, not a finite number > 0; "
+                               "check the validation data and the frozen model", 'novelty_temp_threshold',
+                               q, [])
     zt = torch.cat([self.teacher_logits(to_device(x, dev)) for x, _ in data])
     _, v_ts, _, _ = _golden(lambda T: _mix_nll(zt[None], y, T), *temperature_bounds, n_iter)
     excess = (r / q - 1).clamp_min(0).float()
     def fit_c(b):  # (c, NLL, seen, edge): the common scale of all temperatures that is best at β = b
         return _golden(lambda c: _temp_nll(z, w, y, c * (1 + (b or 0.) * excess)), *scale_bounds, n_iter)
     nll = lambda b: fit_c(b)[1]
-    keys, base = dict(novelty_temp_threshold=q, novelty_temp_quantile=quantile, novelty_temp_budget=budget), _temp_nll(z, w, y, torch.ones_like(excess))
+    keys, base = dict(novelty_temp_threshold=q, novelty_temp_quantile=quantile,
+                      novelty_temp_budget=budget), _temp_nll(z, w, y, torch.ones_like(excess))
     if math.isfinite(base) and not v_ts - base > MIN_LEAD:
-        warnings.warn(f"`novelty_temp`: the predictive has no validation NLL lead over the temperature-scaled frozen model ({base:.4g} vs {v_ts:.4g}), "
-                      "so there is nothing to spend and the novelty temperature is off (β = 0)", UserWarning, stacklevel=3)
+        warnings.warn("`novelty_temp`: the predictive has no validation NLL lead over the "
+                      f"temperature-scaled frozen model ({base:.4g} vs {v_ts:.4g}), "
+                      "so there is nothing to spend and the novelty temperature is off (β = 0)",
+                      UserWarning, stacklevel=3)
         return {**keys, 'novelty_temp_scale': 0.0, 'novelty_temp_rescale': 1.0, 'valid_nll': base}
     beta, _ = _fit_by_budget(lambda b: base if b is None else nll(b), budget, v_ts, bounds, 30,
-                             ('β', 'novelty_temp_budget', 'novelty_temp_scale', 'novelty_temp_bounds', 'the novelty temperature'))
+                             ('β', 'novelty_temp_budget', 'novelty_temp_scale', 'novelty_temp_bounds',
+                              'the novelty temperature'))
     c, v, seen, edge = fit_c(beta)
-    _refuse_fit('novelty_temp_rescale', c, v, scale_bounds, seen, edge, 'scale_bounds', 'leave the novelty temperature out (novelty_temp=False)')
+    _refuse_fit('novelty_temp_rescale', c, v, scale_bounds, seen, edge, 'scale_bounds',
+                'leave the novelty temperature out (novelty_temp=False)')
     return {**keys, 'novelty_temp_scale': beta, 'novelty_temp_rescale': c, 'valid_nll': v}
 
 # %% ../nbs/14_model.ipynb #43a92756
 TEACHER_REFS = 'teacher_refs' # config key: {name: frozen model's name} of tensors stored once, as its
 
+# %% ../nbs/14_model.ipynb #ae1c93b6
 @patch
 def checkpoint_config(self:Director, weights_sha256:str|None=None,
                       refs:dict|None=None # {name: frozen model's name} of tensors saved as references
@@ -939,25 +1222,35 @@ def _exchange(a:Path, b:Path)->bool:
     f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     return f(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0  # AT_FDCWD, RENAME_EXCHANGE
 
-SAVED_ENTRIES = (WEIGHTS_FILE, CONFIG_FILE, CHECKSUMS_FILE, 'processor')  # what a save writes (`save_director` adds the processor)
+# what a save writes (`save_director` adds the processor)
+SAVED_ENTRIES = (WEIGHTS_FILE, CONFIG_FILE, CHECKSUMS_FILE, 'processor')
 
+# %% ../nbs/14_model.ipynb #ef4e7791
 def check_replaceable(path:str|Path # the folder a save is about to replace
                      )->Path:
-    "Refuse an existing `path` unless it is an intact DIRECTOR checkpoint holding only what a save writes; returns `path`."
+    """Refuse an existing `path` unless it is an intact DIRECTOR checkpoint holding only what a save writes;
+    returns `path`."""
     path = Path(check_type('path', path, (str, Path)))
     if not path.exists() and not path.is_symlink(): return path
     how = "nothing was written: choose a new path, or delete that folder yourself if you mean to replace it"
-    if path.is_symlink() or not path.is_dir(): raise ValueError(f"{path} exists and is not a DIRECTOR checkpoint folder (refusing to overwrite it); {how}")
+    if path.is_symlink() or not path.is_dir():
+        raise ValueError(f"{path} exists and is not a DIRECTOR checkpoint folder (refusing to overwrite "
+                         f"it); {how}")
     if not (path / CONFIG_FILE).is_file():
-        raise ValueError(f"{path} exists and is not a DIRECTOR checkpoint (no {CONFIG_FILE}; refusing to overwrite it); {how}")
+        raise ValueError(f"{path} exists and is not a DIRECTOR checkpoint (no {CONFIG_FILE}; refusing to "
+                         f"overwrite it); {how}")
     try: _read_checkpoint(path, verify=True)
     except (ValueError, OSError) as e:
-        raise ValueError(f"{path} exists and is not an intact DIRECTOR checkpoint ({e}); refusing to overwrite it; {how}") from None
+        raise ValueError(f"{path} exists and is not an intact DIRECTOR checkpoint ({e}); refusing to "
+                         f"overwrite it; {how}") from None
     extra = sorted(p.name for p in path.iterdir() if p.name not in SAVED_ENTRIES)
-    if extra: raise ValueError(f"{path} is a DIRECTOR checkpoint that also holds files no save wrote ({', '.join(extra[:5])}); refusing to "
+    if extra:
+        raise ValueError(f"{path} is a DIRECTOR checkpoint that also holds files no save wrote "
+                         f"({', '.join(extra[:5])}); refusing to "
                                f"overwrite them; {how}")
     return path
 
+# %% ../nbs/14_model.ipynb #4b9485cc
 def _file_sha(p:Path)->str:
     "Hex sha256 of a file's bytes, read now (no memo: a checked file may have been edited in place)."
     h = hashlib.sha256()
@@ -965,8 +1258,10 @@ def _file_sha(p:Path)->str:
         for b in iter(lambda: f.read(1 << 20), b''): h.update(b)
     return h.hexdigest()
 
+# %% ../nbs/14_model.ipynb #43dbfb05
 def _swap_in(tmp:Path, path:Path):
-    "Replace folder `path` by the finished folder `tmp`: one atomic exchange where supported, else two renames."
+    """Replace folder `path` by the finished folder `tmp`: one atomic exchange where supported, else two
+    renames."""
     if path.exists():
         check_replaceable(path)
         if _exchange(tmp, path): shutil.rmtree(tmp); return  # `tmp` now holds the old checkpoint
@@ -977,6 +1272,7 @@ def _swap_in(tmp:Path, path:Path):
 # %% ../nbs/14_model.ipynb #40355186
 def _bits(t:torch.Tensor)->torch.Tensor: return t.reshape(-1).contiguous().view(torch.uint8)
 
+# %% ../nbs/14_model.ipynb #edfc9169
 def _tail(a:str, b:str)->int:
     "How many trailing dotted parts the names `a` and `b` share."
     n = 0
@@ -985,6 +1281,7 @@ def _tail(a:str, b:str)->int:
         n += 1
     return n
 
+# %% ../nbs/14_model.ipynb #1cc2607b
 def _teacher_refs(state:dict)->dict:
     "{name: frozen model's name} of the embedding/head tensors in `state` equal bitwise to `teacher.` ones."
     pool = {}
@@ -998,17 +1295,20 @@ def _teacher_refs(state:dict)->dict:
             if torch.equal(_bits(v), _bits(state[c])): refs[k] = c; break
     return refs
 
+# %% ../nbs/14_model.ipynb #921d5524
 @patch
 def save(self:Director, path:str|Path,
          extra=None, # extra(folder) writes more files into the new checkpoint before it is checksummed
          share_teacher:bool=True # embedding/head tensors equal to the frozen model's: stored as references
         )->Path:
-    "Write the checkpoint folder `path` atomically, holding its write lock: weights (safetensors), `config.json`, any `extra` files, and `checksums.json` over all of them."
+    """Write the checkpoint folder `path` atomically, holding its write lock: weights (safetensors),
+    `config.json`, any `extra` files, and `checksums.json` over all of them."""
     check_type('share_teacher', share_teacher, bool)
     path = check_replaceable(path); path.parent.mkdir(parents=True, exist_ok=True)
     with write_lock(path):
         check_replaceable(path)  # again under the lock: another writer may have made it meanwhile
-        for p in [*path.parent.glob(f'.{path.name}.tmp-*'), *path.parent.glob(f'.{path.name}.old-*')]: shutil.rmtree(p, ignore_errors=True)  # a crashed save's leftovers
+        for p in [*path.parent.glob(f'.{path.name}.tmp-*'), *path.parent.glob(f'.{path.name}.old-*')]:
+            shutil.rmtree(p, ignore_errors=True)  # a crashed save's leftovers
         state = {k: v.detach().cpu().clone().contiguous() for k, v in self.state_dict().items()}
         refs = _teacher_refs(state) if share_teacher and self.has_teacher else {}  # the frozen model, once
         blob = st_save({k: v for k, v in state.items() if k not in refs}); del state
@@ -1020,8 +1320,10 @@ def save(self:Director, path:str|Path,
                 with open(tmp / name, 'wb') as f: f.write(data); f.flush(); os.fsync(f.fileno())
             if extra is not None: extra(tmp)
             sums = {n: hashlib.sha256(b).hexdigest() for n, b in ((WEIGHTS_FILE, blob), (CONFIG_FILE, cfg))}
-            sums.update({p.relative_to(tmp).as_posix(): _file_sha(p) for p in sorted(tmp.rglob('*')) if p.is_file() and p.parent != tmp})
-            with open(tmp / CHECKSUMS_FILE, 'wb') as f: f.write(json.dumps(sums, indent=2).encode()); f.flush(); os.fsync(f.fileno())
+            sums.update({p.relative_to(tmp).as_posix(): _file_sha(p) for p in sorted(tmp.rglob('*'))
+                         if p.is_file() and p.parent != tmp})
+            with open(tmp / CHECKSUMS_FILE, 'wb') as f:
+                f.write(json.dumps(sums, indent=2).encode()); f.flush(); os.fsync(f.fileno())
             _swap_in(tmp, path)
         finally:
             if tmp.exists(): shutil.rmtree(tmp)
@@ -1031,60 +1333,88 @@ def save(self:Director, path:str|Path,
 def _parse_json(raw:bytes, p:Path, what:str)->dict:
     try: out = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{p}: the checkpoint's {what} is not valid JSON ({e}): the file is truncated or damaged; re-save the checkpoint") from None
-    check_value('path', isinstance(out, dict), type(out).__name__, f'a checkpoint whose {p.name} holds a JSON object')
+        raise ValueError(f"{p}: the checkpoint's {what} is not valid JSON ({e}): the file is truncated or "
+                         "damaged; re-save the checkpoint") from None
+    check_value('path', isinstance(out, dict), type(out).__name__,
+                f'a checkpoint whose {p.name} holds a JSON object')
     return out
 
+# %% ../nbs/14_model.ipynb #abf17910
 def _read_config(path:Path, raw:bytes)->dict:
     "Parse and check a checkpoint's config: a DIRECTOR checkpoint of a format this version reads (1 to 2)."
     cfg = _parse_json(raw, path / CONFIG_FILE, 'config')
-    check_value('path', cfg.get('format') == 'director', str(path.name), 'a DIRECTOR checkpoint (config "format" is not "director")')
+    check_value('path', cfg.get('format') == 'director', str(path.name),
+                'a DIRECTOR checkpoint (config "format" is not "director")')
     v = cfg.get('format_version')
     if type(v) is not int or not 1 <= v <= FORMAT_VERSION:
-        raise ValueError(f"{path / CONFIG_FILE}: checkpoint format_version {v!r} (written by director {cfg.get('director_version')}); this director "
+        raise ValueError(f"{path / CONFIG_FILE}: checkpoint format_version {v!r} (written by director "
+                         f"{cfg.get('director_version')}); this director "
                          f"({director.__version__}) reads format_version 1 to {FORMAT_VERSION}, an integer"
-                         + (": upgrade director to load it" if type(v) is int and v > FORMAT_VERSION else ": the file was edited or damaged; re-save the checkpoint"))
+                         + (": upgrade director to load it" if type(v) is int and v > FORMAT_VERSION
+                            else ": the file was edited or damaged; re-save the checkpoint"))
     return cfg
 
+# %% ../nbs/14_model.ipynb #e89cc3ee
 def _verify(path:Path, cfg:dict, raw:bytes, blob:bytes):
-    "Check the weights against `weights_sha256` and every file listed in `checksums.json`; a missing checksum is an error."
+    """Check the weights against `weights_sha256` and every file listed in `checksums.json`; a missing
+    checksum is an error."""
     opt = 'load with verify=False only if you trust the files'
-    if not cfg.get('weights_sha256'): raise ValueError(f"{path / CONFIG_FILE} has no `weights_sha256`: the weights cannot be verified; re-save the checkpoint, or {opt}")
+    if not cfg.get('weights_sha256'):
+        raise ValueError(f"{path / CONFIG_FILE} has no `weights_sha256`: the weights cannot be verified; "
+                         f"re-save the checkpoint, or {opt}")
     if hashlib.sha256(blob).hexdigest() != cfg['weights_sha256']:
-        raise ValueError(f"{path / cfg.get('weights', WEIGHTS_FILE)} does not match the weights_sha256 in {path / CONFIG_FILE}: the file was "
-                         "edited, damaged or mixed with another checkpoint's; re-save the checkpoint, or restore its files")
+        raise ValueError(f"{path / cfg.get('weights', WEIGHTS_FILE)} does not match the weights_sha256 in "
+                         f"{path / CONFIG_FILE}: the file was "
+                         "edited, damaged or mixed with another checkpoint's; re-save the checkpoint, or "
+                         "restore its files")
     sp = path / CHECKSUMS_FILE
-    if not sp.exists(): raise ValueError(f"{sp} is missing: the checkpoint's files cannot be verified; re-save it with this director, or {opt}")
+    if not sp.exists():
+        raise ValueError(f"{sp} is missing: the checkpoint's files cannot be verified; re-save it with "
+                         f"this director, or {opt}")
     sums = _parse_json(sp.read_bytes(), sp, 'checksum list')
     for name in (CONFIG_FILE, cfg.get('weights', WEIGHTS_FILE)):
-        if name not in sums: raise ValueError(f"{sp} lists no checksum for {name}; re-save the checkpoint, or {opt}")
+        if name not in sums:
+            raise ValueError(f"{sp} lists no checksum for {name}; re-save the checkpoint, or {opt}")
         if hashlib.sha256(raw if name == CONFIG_FILE else blob).hexdigest() != sums[name]:
-            raise ValueError(f"{path / name} does not match its checksum in {CHECKSUMS_FILE}: the file was edited or damaged; re-save the checkpoint, or {opt}")
-    for name, want in sums.items():  # every other file the checkpoint was saved with (a tokenizer, an image processor)
+            raise ValueError(f"{path / name} does not match its checksum in {CHECKSUMS_FILE}: the file was "
+                             f"edited or damaged; re-save the checkpoint, or {opt}")
+    # every other file the checkpoint was saved with (a tokenizer, an image processor)
+    for name, want in sums.items():
         if name in (CONFIG_FILE, cfg.get('weights', WEIGHTS_FILE)): continue
         f = path / name
-        if not f.is_file(): raise ValueError(f"{f} is missing: the checkpoint was saved with it; restore it or re-save the checkpoint, or {opt}")
+        if not f.is_file():
+            raise ValueError(f"{f} is missing: the checkpoint was saved with it; restore it or re-save the "
+                             f"checkpoint, or {opt}")
         if _file_sha(f) != want:
-            raise ValueError(f"{f} does not match its checksum in {CHECKSUMS_FILE}: the file was edited or damaged; re-save the checkpoint, or {opt}")
-    for sub in (p for p in path.iterdir() if p.is_dir()):  # nothing unchecked inside (a new vocabulary file would be read)
-        extra = sorted(p.relative_to(path).as_posix() for p in sub.rglob('*') if p.is_file() and p.relative_to(path).as_posix() not in sums)
-        if extra: raise ValueError(f"{sub} holds files no checksum covers ({', '.join(extra[:5])}): they were added, or saved by an older "
+            raise ValueError(f"{f} does not match its checksum in {CHECKSUMS_FILE}: the file was edited or "
+                             f"damaged; re-save the checkpoint, or {opt}")
+    # nothing unchecked inside (a new vocabulary file would be read)
+    for sub in (p for p in path.iterdir() if p.is_dir()):
+        extra = sorted(p.relative_to(path).as_posix() for p in sub.rglob('*') if p.is_file()
+                       and p.relative_to(path).as_posix() not in sums)
+        if extra:
+            raise ValueError(f"{sub} holds files no checksum covers ({', '.join(extra[:5])}): they were "
+                             "added, or saved by an older "
                                    f"director; remove them or re-save the checkpoint, or {opt}")
 
 # %% ../nbs/14_model.ipynb #4482b908
 def _read_checkpoint(path:Path, verify:bool=True)->tuple:
-    "(config, weights bytes) of a checkpoint folder, read consistently: retried while a concurrent save swaps the folder."
+    """(config, weights bytes) of a checkpoint folder, read consistently: retried while a concurrent save
+    swaps the folder."""
     cfg = blob = None; wn = WEIGHTS_FILE
     for attempt in range(40):
         try:
-            raw = (path / CONFIG_FILE).read_bytes(); cfg = _read_config(path, raw); wn = cfg.get('weights', WEIGHTS_FILE)
-            check_value('path', isinstance(wn, str) and Path(wn).name == wn, wn, f'a checkpoint whose {CONFIG_FILE} names a weights file in its own folder')
+            raw = (path / CONFIG_FILE).read_bytes(); cfg = _read_config(path, raw)
+            wn = cfg.get('weights', WEIGHTS_FILE)
+            check_value('path', isinstance(wn, str) and Path(wn).name == wn, wn,
+                        f'a checkpoint whose {CONFIG_FILE} names a weights file in its own folder')
             blob = (path / wn).read_bytes()
             if (path / CONFIG_FILE).read_bytes() == raw: break  # no save swapped the folder while we read it
         except FileNotFoundError:
             if not any(path.parent.glob(f'.{path.name}.old-*')): break  # not a swap in progress
         time.sleep(0.05)
-    check_value('path', (path / CONFIG_FILE).exists(), str(path.name), f'a DIRECTOR checkpoint folder containing {CONFIG_FILE}')
+    check_value('path', (path / CONFIG_FILE).exists(), str(path.name),
+                f'a DIRECTOR checkpoint folder containing {CONFIG_FILE}')
     if blob is None: raise ValueError(f"{path / wn} is missing: the checkpoint is incomplete; re-save it")
     if verify: _verify(path, cfg, raw, blob)
     return cfg, blob
@@ -1107,33 +1437,47 @@ def _with_refs(sd:dict, path:Path, cfg:dict, fix:str)->dict:
     if why: raise ValueError(f"{path / CONFIG_FILE}: its `{TEACHER_REFS}` cannot be resolved ({why}). {fix}")
     return {**sd, **{k: sd[v] for k, v in refs.items()}}  # load_state_dict copies them: no tie to the teacher
 
+# %% ../nbs/14_model.ipynb #322c5f18
 def _load_state(d:Director, blob:bytes, path:Path, cfg:dict):
-    "Load the weights into `d`, explaining a config that does not describe them (e.g. an edited kernel depth)."
+    """Load the weights into `d`, explaining a config that does not describe them (e.g. an edited kernel
+    depth)."""
     try: sd = st_load(blob)
-    except Exception as e: raise ValueError(f"{path / cfg.get('weights', WEIGHTS_FILE)} is not a readable safetensors file ({e}); re-save the checkpoint") from None
-    fix = f"{CONFIG_FILE} was edited or mixed with another checkpoint's weights: restore it, or re-save the model"
+    except Exception as e:
+        raise ValueError(f"{path / cfg.get('weights', WEIGHTS_FILE)} is not a readable safetensors file "
+                         f"({e}); re-save the checkpoint") from None
+    fix = (f"{CONFIG_FILE} was edited or mixed with another checkpoint's weights: restore it, "
+           "or re-save the model")
     sd = _with_refs(sd, path, cfg, fix)
     want, got = set(d.state_dict()), set(sd)
     nblk = lambda ks: len({k.split('.')[2] for k in ks if k.startswith('kernel.blocks.')})
     if want != got:
-        raise ValueError(f"{path / CONFIG_FILE} does not describe the saved weights: its kernel (depth={cfg['kernel'].get('depth')}, noise={cfg['kernel'].get('noise', 'token')}) "
-                         f"has {nblk(want)} DiT block(s), the weights {nblk(got)}; missing {sorted(want - got)[:3]}, unexpected {sorted(got - want)[:3]}. {fix}")
+        raise ValueError(f"{path / CONFIG_FILE} does not describe the saved weights: its kernel "
+                         f"(depth={cfg['kernel'].get('depth')}, noise={cfg['kernel'].get('noise', 'token')}) "
+                         f"has {nblk(want)} DiT block(s), the weights {nblk(got)}; missing "
+                         f"{sorted(want - got)[:3]}, unexpected {sorted(got - want)[:3]}. {fix}")
     try: d.load_state_dict(sd)
-    except RuntimeError as e: raise ValueError(f"{path / CONFIG_FILE} does not describe the saved weights ({str(e).splitlines()[-1].strip()}). {fix}") from None
+    except RuntimeError as e:
+        raise ValueError(f"{path / CONFIG_FILE} does not describe the saved weights "
+                         f"({str(e).splitlines()[-1].strip()}). {fix}") from None
 
 # %% ../nbs/14_model.ipynb #ba87fdea
 @patch(cls_method=True)
 def load(cls:Director, path:str|Path, # a folder written by `Director.save`
-         adapter=None, # optional adapter of the SAME teacher (checked by family and fingerprint); None rebuilds skeletons from the spec
+         # optional adapter of the SAME teacher (checked by family and fingerprint); None rebuilds skeletons
+         # from the spec
+         adapter=None,
          device:str|torch.device|None='cpu', # where to put the model
          verify:bool=True # check every file against its checksum; False only for files you trust
         )->Director:
-    "Load a checkpoint written by `Director.save` (with the frozen model when it was saved anchored); refuses damaged files, mismatched adapters and other formats."
+    """Load a checkpoint written by `Director.save` (with the frozen model when it was saved anchored);
+    refuses damaged files, mismatched adapters and other formats."""
     path = Path(check_type('path', path, (str, Path))); check_type('verify', verify, bool)
     cfg, blob = _read_checkpoint(path, verify); spec = cfg['adapter']
     if adapter is not None: _check_adapter(adapter, spec)
     try: kc = KernelConfig.from_dict(cfg['kernel'])
-    except (TypeError, ValueError, KeyError) as e: raise ValueError(f"{path / CONFIG_FILE}: the kernel config is invalid ({e}); restore the file or re-save the checkpoint") from None
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"{path / CONFIG_FILE}: the kernel config is invalid ({e}); restore the file or "
+                         "re-save the checkpoint") from None
     skel = adapter if adapter is not None else adapter_from_spec(spec)
     d = cls(skel.embed_module(), TransitionKernel(kc), skel.head_module(), spec, max_rows=cfg.get('max_rows'))
     if cfg.get('teacher'): d._hold_teacher(skel)
@@ -1147,16 +1491,19 @@ def _timed(fn, sync)->tuple[float, float]:
     t0, c0 = time.perf_counter(), time.process_time(); fn(); sync()
     return time.perf_counter() - t0, time.process_time() - c0
 
+# %% ../nbs/14_model.ipynb #2eadb2bd
 def bench_sampling(director:Director, adapter, batch, # the DIRECTOR, its teacher's adapter, one input batch
                    S:int=10, # samples per input
                    reps:int=5, # timed repetitions (median reported)
                    max_rows:int|None=None # chunk budget of the batched path
                   )->dict:
-    "Median wall (and CPU) times of backbone forward, DIRECTOR S=1, S batched and S looped, with throughputs and ratios."
+    """Median wall (and CPU) times of backbone forward, DIRECTOR S=1, S batched and S looped, with
+    throughputs and ratios."""
     check_type('director', director, Director); _check_n(S); _check_n(reps)
     X0, _ = adapter.embed(batch); B, dev = X0.shape[0], X0.device
     sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == 'cuda' else (lambda: None)
-    runs = dict(backbone=lambda: adapter.model(batch), director_S1=lambda: director.predict_proba(batch, 1, max_rows=max_rows),
+    runs = dict(backbone=lambda: adapter.model(batch),
+                director_S1=lambda: director.predict_proba(batch, 1, max_rows=max_rows),
                 director_batched=lambda: director.predict_proba(batch, S, max_rows=max_rows),
                 director_looped=lambda: director.rollout_loop(batch, S).softmax(-1).mean(0))
     times = {k: [] for k in runs}
@@ -1167,7 +1514,9 @@ def bench_sampling(director:Director, adapter, batch, # the DIRECTOR, its teache
     med = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
     return dict(batch_size=B, S=S, reps=reps, max_rows=director.chunk_rows(dev, max_rows), device=str(dev),
-                params=dict(backbone=sum(p.numel() for p in adapter.model.parameters()), director=sum(p.numel() for p in director.parameters())),
+                params=dict(backbone=sum(p.numel() for p in adapter.model.parameters()),
+                            director=sum(p.numel() for p in director.parameters())),
                 median_s=med, median_cpu_s=cpu, throughput_per_s={k: B / v for k, v in med.items()},
-                ratios=dict(batched_vs_backbone=med['director_batched'] / med['backbone'], S1_vs_backbone=med['director_S1'] / med['backbone'],
+                ratios=dict(batched_vs_backbone=med['director_batched'] / med['backbone'],
+                            S1_vs_backbone=med['director_S1'] / med['backbone'],
                             looped_vs_batched=med['director_looped'] / med['director_batched']))

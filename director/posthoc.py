@@ -11,8 +11,10 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 import torch
 from .core import check_type, check_value, split_batch, to_device, batch_size
-from .model import (Director, CalibrationError, MIN_LEAD, evaluating, _check_n, _golden, _mix, _mix_nll,
-                            _anchor_grid, _fit_by_budget, _refuse_fit, _temp_nll, _NO_TEACHER, _NO_TEACHER_NOVELTY,
+from .model import (Director, CalibrationError, MIN_LEAD, evaluating, _check_n, _golden, _mix,
+                            _mix_nll,
+                            _anchor_grid, _fit_by_budget, _refuse_fit, _temp_nll, _NO_TEACHER,
+                            _NO_TEACHER_NOVELTY,
                             _NO_TEACHER_TEMP)
 
 # %% auto #0
@@ -24,8 +26,10 @@ def _take(x, idx:torch.Tensor):
     "Rows `idx` of a batch: a tensor, or a dict whose batch-first tensors are indexed (other values pass)."
     if isinstance(x, torch.Tensor): return x[idx]
     B = batch_size(x)
-    return {k: v[idx] if isinstance(v, torch.Tensor) and v.ndim and v.shape[0] == B else v for k, v in x.items()}
+    return {k: v[idx] if isinstance(v, torch.Tensor) and v.ndim and v.shape[0] == B else v
+            for k, v in x.items()}
 
+# %% ../nbs/14a_posthoc.ipynb #0cf93dfd
 @dataclass
 class ValidationSet:
     "One fit's validation data and what every part reads, each computed once."
@@ -62,7 +66,8 @@ class ValidationSet:
 
     def ts_nll(self, bounds:tuple=(1/16, 16.), n_iter:int=20)->float:
         "Validation NLL of the temperature-scaled frozen model: the reference the budgets spend a lead over."
-        if not hasattr(self, '_ts'): self._ts = _golden(lambda T: _mix_nll(self.teacher[None], self.y, T), *bounds, n_iter)[1]
+        if not hasattr(self, '_ts'):
+            self._ts = _golden(lambda T: _mix_nll(self.teacher[None], self.y, T), *bounds, n_iter)[1]
         return self._ts
 
 # %% ../nbs/14a_posthoc.ipynb #f4eb90e1
@@ -72,7 +77,8 @@ def rollouts(self:ValidationSet, d:Director,
              std:torch.Tensor|None=None, # (L, n) novelty noise std of every input
              rows:torch.Tensor|None=None # compute only these inputs (sorted indices); None: all
             )->torch.Tensor:
-    "(S, n, C) float32 rollout logits of the validation inputs (or (S, len(rows), C) of `rows`), per-input seeds."
+    """(S, n, C) float32 rollout logits of the validation inputs (or (S, len(rows), C) of `rows`), per-input
+    seeds."""
     out, o = [], 0
     with evaluating(d):
         for i, x in enumerate(self.batches):
@@ -84,7 +90,8 @@ def rollouts(self:ValidationSet, d:Director,
                 local = keep.nonzero()[:, 0]; x, idx = _take(x, local), idx[local]
             start = None
             if branch: Xb = self.states[branch][i]; start = (branch, Xb if local is None else Xb[local])
-            out.append(d.rollout(x, self.n_samples, max_rows=self.max_rows, seeds=[self.seeds[j] for j in idx.tolist()],
+            out.append(d.rollout(x, self.n_samples, max_rows=self.max_rows,
+                                 seeds=[self.seeds[j] for j in idx.tolist()],
                                  novelty_std=None if std is None else std[:, idx], start=start).float())
     return torch.cat(out, 1)
 
@@ -93,7 +100,8 @@ ValidationSet.rollouts = rollouts
 # %% ../nbs/14a_posthoc.ipynb #ea83a48a
 @dataclass
 class Predictive:
-    "The mixture the parts shape: rollouts z (S, n, C) at T; the frozen logits zt (n, C) at Tf with weight w; s (n,)."
+    """The mixture the parts shape: rollouts z (S, n, C) at T; the frozen logits zt (n, C) at Tf with weight
+    w; s (n,)."""
     z:torch.Tensor # rollout logits, untempered
     zt:torch.Tensor|None=None # the frozen model's logits
     errors:torch.Tensor|None=None # (L, n) step errors, for the parts that read them
@@ -115,7 +123,8 @@ class Predictive:
 
 # %% ../nbs/14a_posthoc.ipynb #92a27a4c
 class Part:
-    "A post-hoc part: typed settings and state (dataclass fields), `fit` on a `ValidationSet`, `apply` to a `Predictive`."
+    """A post-hoc part: typed settings and state (dataclass fields), `fit` on a `ValidationSet`, `apply` to a
+    `Predictive`."""
     name:ClassVar[str] = ''
     title:ClassVar[str] = ''
     state:ClassVar[tuple] = () # the fields `fit` sets
@@ -134,10 +143,13 @@ class Part:
         names = {f.name for f in fields(cls)}
         keys = set(raw) - {'part'}
         check_value(f'{cls.name} part', keys == names, sorted(keys),
-                    f'the fields {sorted(names)}: the saved post-hoc layer is damaged or from another version; re-fit '
+                    f'the fields {sorted(names)}: the saved post-hoc layer is damaged or from another '
+                    'version; re-fit '
                     'it with `director.api.fit_posthoc`')
-        p = cls(**{k: tuple(v) if isinstance(v, list) and k != 'thresholds' else v for k, v in raw.items() if k != 'part'})
-        check_value(f'{cls.name} part', p.fitted, raw, 'a fitted state; re-fit with `director.api.fit_posthoc`')
+        p = cls(**{k: tuple(v) if isinstance(v, list) and k != 'thresholds' else v for k, v in raw.items()
+                   if k != 'part'})
+        check_value(f'{cls.name} part', p.fitted, raw,
+                    'a fitted state; re-fit with `director.api.fit_posthoc`')
         return p
 
 # %% ../nbs/14a_posthoc.ipynb #e1cb89fa
@@ -147,7 +159,8 @@ class Temperature(Part):
     bounds:tuple=(1/16, 16.) # search interval of T
     n_iter:int=20 # golden-section steps
     temperature:float|None=None
-    name:ClassVar[str] = 'temperature'; title:ClassVar[str] = 'temperature'; state:ClassVar[tuple] = ('temperature',)
+    name:ClassVar[str] = 'temperature'; title:ClassVar[str] = 'temperature'
+    state:ClassVar[tuple] = ('temperature',)
     def needs_frozen(self)->bool: return False
     def _search(self, z, y): return _golden(lambda T: _mix_nll(z, y, T), *self.bounds, self.n_iter)
     def tail_nll(self, vs:ValidationSet, z:torch.Tensor)->float:
@@ -155,15 +168,16 @@ class Temperature(Part):
         return self._search(z, vs.y)[1]
     def fit(self, d, vs:ValidationSet, p:Predictive, layer=None):
         T, v, seen, edge = self._search(p.z, vs.y)
-        _refuse_fit('temperature', T, v, self.bounds, seen, edge, 'bounds of Temperature', 'leave the part out')
+        _refuse_fit('temperature', T, v, self.bounds, seen, edge, 'bounds of Temperature',
+                    'leave the part out')
         self.temperature = T; self.apply(p)
     def apply(self, p:Predictive): p.T = self.temperature
 
 # %% ../nbs/14a_posthoc.ipynb #7aff6d68
 @dataclass
 class Anchor(Part):
-    "The frozen model mixed in: its temperature on its own validation NLL, then its weight w (a grid of [0, 1]) \
-with a common scale c of both temperatures."
+    """The frozen model mixed in: its temperature on its own validation NLL, then its weight w
+    (a grid of [0, 1]) with a common scale c of both temperatures."""
     temperature_bounds:tuple=(1/16, 16.) # search interval of the frozen model's temperature
     scale_bounds:tuple=(1/4, 4.) # search interval of the common scale c
     n_iter:int=20
@@ -180,36 +194,43 @@ with a common scale c of both temperatures."
         return _anchor_grid(vs.teacher / vs._tf, z, vs.y, self.scale_bounds, self.n_iter)[2]
     def fit(self, d, vs:ValidationSet, p:Predictive, layer=None):
         Tf, v, seen, edge = self._tf(vs)
-        _refuse_fit('teacher_temperature', Tf, v, self.temperature_bounds, seen, edge, 'temperature_bounds of Anchor',
+        _refuse_fit('teacher_temperature', Tf, v, self.temperature_bounds, seen, edge,
+                    'temperature_bounds of Anchor',
                     'leave the anchor out')
         w, c, v, seen, edge = _anchor_grid(vs.teacher / Tf, p.z, vs.y, self.scale_bounds, self.n_iter)
-        _refuse_fit('anchor_scale', c, v, self.scale_bounds, seen, edge, 'scale_bounds of Anchor', 'leave the anchor out')
+        _refuse_fit('anchor_scale', c, v, self.scale_bounds, seen, edge, 'scale_bounds of Anchor',
+                    'leave the anchor out')
         self.weight, self.teacher_temperature, self.temperature = w, Tf * c, c
         self.apply(p)
         if w == 1:
-            warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the frozen model, so "
-                          "the predictive is the temperature-scaled model alone; check the distillation (its validation "
+            warnings.warn("the fitted anchor weight is 1: on validation the rollouts add nothing to the "
+                          "frozen model, so "
+                          "the predictive is the temperature-scaled model alone; check the distillation "
+                          "(its validation "
                           "accuracy) or leave the anchor out", UserWarning, stacklevel=4)
     def apply(self, p:Predictive): p.w, p.Tf, p.T = self.weight, self.teacher_temperature, self.temperature
 
 # %% ../nbs/14a_posthoc.ipynb #c77c69d4
 def _budget(nll, budget:float, nll_ts:float, bounds:tuple, n_iter:int, names:tuple)->float:
-    "The largest scale whose NLL spends at most `budget` of the lead over `nll_ts` (`_fit_by_budget`), its refusals \
-worded for a part: without a lead there is nothing to spend, and the part is left out."
+    """The largest scale whose NLL spends at most `budget` of the lead over `nll_ts` (`_fit_by_budget`), its
+    refusals worded for a part: without a lead there is nothing to spend, and the part is left out."""
     try: return _fit_by_budget(nll, budget, nll_ts, bounds, n_iter, names)[0]
     except CalibrationError as e:
         msg = str(e)
         if 'has no NLL lead' in msg:
-            msg = (msg.split(' The model is unchanged.')[0] + ' There is nothing to spend: on validation the rollouts do '
-                   'no better than temperature scaling; a longer distillation or more validation data may give them a lead')
+            msg = (msg.split(' The model is unchanged.')[0] + ' There is nothing to spend: on validation '
+                   'the rollouts do '
+                   'no better than temperature scaling; a longer distillation or more validation data may '
+                   'give them a lead')
         else: msg = msg.replace(' The model is unchanged.', '')
         raise CalibrationError(msg, e.param, e.value, e.seen) from None
 
+# %% ../nbs/14a_posthoc.ipynb #40ebf2f5
 @dataclass
 class NoveltyNoise(Part):
-    "Noise where the kernel does not know the frozen path: per input and step t, variance κ·max(0, e_t(x) − q_t) \
-per feature (q_t the validation `quantile` of the step errors e_t); κ the largest value that spends at most \
-`budget` of the validation-NLL lead over the temperature-scaled frozen model."
+    """Noise where the kernel does not know the frozen path: per input and step t, variance κ·max(0, e_t(x) −
+    q_t) per feature (q_t the validation `quantile` of the step errors e_t); κ the largest value that
+    spends at most `budget` of the validation-NLL lead over the temperature-scaled frozen model."""
     quantile:float=0.95 # the thresholds q_t
     budget:float=0.25 # share of the lead κ may spend
     bounds:tuple=(1/16, 4096.) # search interval of κ
@@ -220,7 +241,8 @@ per feature (q_t the validation `quantile` of the step errors e_t); κ the large
     state:ClassVar[tuple] = ('thresholds', 'scale'); optional:ClassVar[bool] = True
 
     def std(self, errors:torch.Tensor)->torch.Tensor:
-        "(L, B) std of each input's noise at each step from its step errors (L, B); zero below the thresholds."
+        """(L, B) std of each input's noise at each step from its step errors (L, B); zero below the
+        thresholds."""
         q = torch.tensor(self.thresholds, dtype=errors.dtype, device=errors.device)
         check_value('novelty_noise thresholds', q.shape == errors.shape[:1], self.thresholds,
                     f'{errors.shape[0]} thresholds (one per step); re-fit the layer')
@@ -229,8 +251,10 @@ per feature (q_t the validation `quantile` of the step errors e_t); κ the large
     def fit(self, d, vs:ValidationSet, p:Predictive, layer):
         e = vs.errors.double(); q = torch.quantile(e, self.quantile, dim=1)
         if not bool(torch.isfinite(q).all()):
-            raise CalibrationError(f"`novelty_noise`: the validation inputs' step errors are not finite (thresholds "
-                                   f"{q.tolist()}); check the validation data and the frozen model", 'thresholds',
+            raise CalibrationError("`novelty_noise`: the validation inputs' step errors are not finite "
+                                   "(thresholds "
+                                   f"{q.tolist()}); check the validation data and the frozen model",
+                                   'thresholds',
                                    float('nan'), [])
         excess = (e - q[:, None]).clamp_min(0)
         rows = (excess > 0).any(0).nonzero()[:, 0]  # the only inputs the noise reaches
@@ -238,21 +262,24 @@ per feature (q_t the validation `quantile` of the step errors e_t); κ the large
         def z_at(k):
             if k not in memo:
                 z = p.z.clone()
-                if len(rows): z[:, rows] = vs.rollouts(d, layer.branch, std=(k * excess).sqrt().float(), rows=rows)
+                if len(rows):
+                    z[:, rows] = vs.rollouts(d, layer.branch, std=(k * excess).sqrt().float(), rows=rows)
                 memo[k] = z
             return memo[k]
         nll = lambda k: layer.tail_nll(vs, p.z if k is None else z_at(k))
         kappa = _budget(nll, self.budget, vs.ts_nll(), self.bounds, self.n_iter,
-                        ('κ', 'NoveltyNoise.budget', 'NoveltyNoise.scale', 'NoveltyNoise.bounds', 'novelty noise'))
+                        ('κ', 'NoveltyNoise.budget', 'NoveltyNoise.scale', 'NoveltyNoise.bounds',
+                         'novelty noise'))
         self.thresholds, self.scale = q.tolist(), kappa
         p.z = z_at(kappa)
 
 # %% ../nbs/14a_posthoc.ipynb #8dc40c11
 @dataclass
 class NoveltyTemperature(Part):
-    "Every component's logits divided by s(x) = c·(1 + β·max(0, r(x)/q − 1)): r the transition residual (the step \
-errors summed), q its validation `quantile`; β the largest value spending at most `budget` of the validation-NLL \
-lead left over the temperature-scaled frozen model, c a common scale refitted with β."
+    """Every component's logits divided by s(x) = c·(1 + β·max(0, r(x)/q − 1)): r the transition residual
+    (the step errors summed), q its validation `quantile`; β the largest value spending at most `budget`
+    of the validation-NLL lead left over the temperature-scaled frozen model, c a common scale refitted
+    with β."""
     quantile:float=0.5 # q
     budget:float=0.25 # share of the lead β may spend
     bounds:tuple=(1/256, 256.) # search interval of β
@@ -272,19 +299,25 @@ lead left over the temperature-scaled frozen model, c a common scale refitted wi
     def fit(self, d, vs:ValidationSet, p:Predictive, layer=None):
         r = vs.errors.sum(0).double(); q = float(torch.quantile(r, self.quantile))
         if not (math.isfinite(q) and q > 0):
-            raise CalibrationError(f"`novelty_temperature`: the {self.quantile} quantile of the validation inputs' "
-                                   f"transition residuals is {q:.4g}, not a finite number > 0; check the validation data "
+            raise CalibrationError(f"`novelty_temperature`: the {self.quantile} quantile of the validation "
+                                   "inputs' "
+                                   f"transition residuals is {q:.4g}, not a finite number > 0; check the "
+                                   "validation data "
                                    "and the frozen model", 'threshold', q, [])
         z, w = p.components(); y = vs.y
         excess = (r / q - 1).clamp_min(0).float()
-        fit_c = lambda b: _golden(lambda c: _temp_nll(z, w, y, c * (1 + (b or 0.) * excess)), *self.scale_bounds,
+        fit_c = lambda b: _golden(lambda c: _temp_nll(z, w, y, c * (1 + (b or 0.) * excess)),
+                                  *self.scale_bounds,
                                   self.n_iter)
         base, v_ts = _temp_nll(z, w, y, torch.ones_like(excess)), vs.ts_nll()
-        beta = _budget(lambda b: base if b is None else fit_c(b)[1], self.budget, v_ts, self.bounds, self.budget_iter,
-                       ('β', 'NoveltyTemperature.budget', 'NoveltyTemperature.scale', 'NoveltyTemperature.bounds',
+        beta = _budget(lambda b: base if b is None else fit_c(b)[1], self.budget, v_ts, self.bounds,
+                       self.budget_iter,
+                       ('β', 'NoveltyTemperature.budget', 'NoveltyTemperature.scale',
+                        'NoveltyTemperature.bounds',
                         'the novelty temperature'))
         c, v, seen, edge = fit_c(beta)
-        _refuse_fit('novelty_temp_rescale', c, v, self.scale_bounds, seen, edge, 'scale_bounds of NoveltyTemperature',
+        _refuse_fit('novelty_temp_rescale', c, v, self.scale_bounds, seen, edge,
+                    'scale_bounds of NoveltyTemperature',
                     'leave the novelty temperature out')
         self.threshold, self.scale, self.rescale = q, beta, c
         self.apply(p)
@@ -294,8 +327,9 @@ lead left over the temperature-scaled frozen model, c a common scale refitted wi
 # %% ../nbs/14a_posthoc.ipynb #3a181158
 @dataclass
 class BranchPoint(Part):
-    "b: the step where the rollouts leave the frozen model's path (0: the embedding, as in the paper; b > 0: the \
-frozen state X_b); among several `candidates`, the one whose temperature-scaled rollouts have the lowest validation NLL."
+    """b: the step where the rollouts leave the frozen model's path (0: the embedding, as in the paper; b >
+    0: the frozen state X_b); among several `candidates`, the one whose temperature-scaled rollouts have
+    the lowest validation NLL."""
     candidates:tuple=(0,) # the branch points tried (one: no search)
     branch:int|None=None # b
     name:ClassVar[str] = 'branch'; title:ClassVar[str] = 'branch point'; state:ClassVar[tuple] = ('branch',)
@@ -306,7 +340,8 @@ frozen state X_b); among several `candidates`, the one whose temperature-scaled 
         L = d.n_steps
         ok = (isinstance(self.candidates, (tuple, list)) and len(self.candidates) > 0
               and all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < L for b in self.candidates))
-        check_value('branch', ok, self.candidates, f'integers in 0..{L - 1} (L = {L} steps; 0: rollouts from the embedding)')
+        check_value('branch', ok, self.candidates,
+                    f'integers in 0..{L - 1} (L = {L} steps; 0: rollouts from the embedding)')
 
     def fit(self, d, vs:ValidationSet, layer)->torch.Tensor:
         "Fit b; return the validation rollouts from it (the fit's one set of rollouts)."
@@ -319,17 +354,20 @@ PARTS = dict(branch=BranchPoint, novelty_noise=NoveltyNoise, temperature=Tempera
              novelty_temperature=NoveltyTemperature) # in the order they are fitted and applied
 LAYER_FORMAT = 1 # version of `PosthocLayer.to_dict`
 
+# %% ../nbs/14a_posthoc.ipynb #8c819e26
 def make_part(p)->Part:
     "A part from its name (default settings) or a `Part` itself (copied, its state cleared)."
     if isinstance(p, str):
-        check_value('posthoc', p in PARTS, p, f'a part from {tuple(k for k in PARTS if k != "branch")} or a Part object')
+        check_value('posthoc', p in PARTS, p,
+                    f'a part from {tuple(k for k in PARTS if k != "branch")} or a Part object')
         return PARTS[p]()
     check_type('posthoc', p, Part, f'part names from {tuple(PARTS)} or Part objects')
     return type(p)(**{f.name: getattr(p, f.name) for f in fields(p) if f.name not in p.state})
 
 # %% ../nbs/14a_posthoc.ipynb #d08579b3
 class PosthocLayer:
-    "The post-hoc parts of a DIRECTOR, in their order: fitted on one `ValidationSet`, applied to every prediction."
+    """The post-hoc parts of a DIRECTOR, in their order: fitted on one `ValidationSet`, applied to every
+    prediction."""
     def __init__(self, parts=('anchor', 'novelty_noise', 'novelty_temperature'), # names or `Part` objects
                  info:dict|None=None # what the fit recorded (set by `fit`)
                 ):
@@ -338,7 +376,8 @@ class PosthocLayer:
         ps = [p if isinstance(p, Part) and p.fitted else make_part(p) for p in parts]
         names = [p.name for p in ps]
         check_value('posthoc', len(set(names)) == len(names), tuple(names), 'parts without repeats')
-        if not {'temperature', 'anchor'} & set(names): ps.append(Temperature())  # the logits' temperature, always
+        # the logits' temperature, always
+        if not {'temperature', 'anchor'} & set(names): ps.append(Temperature())
         self.parts, self.info = sorted(ps, key=lambda p: list(PARTS).index(p.name)), dict(info or {})
 
     def __getitem__(self, name:str)->Part|None: return next((p for p in self.parts if p.name == name), None)
@@ -348,7 +387,8 @@ class PosthocLayer:
     def branch(self)->int:
         b = self['branch']; return 0 if b is None or b.branch is None else b.branch
     def needs_frozen(self)->bool: return any(p.needs_frozen() for p in self.parts)
-    def needs_errors(self)->bool: return self['novelty_noise'] is not None or self['novelty_temperature'] is not None
+    def needs_errors(self)->bool:
+        return self['novelty_noise'] is not None or self['novelty_temperature'] is not None
     def tail_nll(self, vs:ValidationSet, z:torch.Tensor)->float:
         "Validation NLL of rollout logits `z` once the temperature (or the anchor) is fitted on them."
         return (self['anchor'] or self['temperature']).tail_nll(vs, z)
@@ -356,19 +396,21 @@ class PosthocLayer:
         return f"PosthocLayer({', '.join(repr(p) for p in self.parts)})"
 
 # %% ../nbs/14a_posthoc.ipynb #8aeeccb3
-def _fit(self:PosthocLayer, d:Director, dl, # the distilled DIRECTOR and a validation loader (never the test set)
+def _fit(self:PosthocLayer, d:Director,
+         dl, # the distilled DIRECTOR and a validation loader (never the test set)
          n_samples:int=10, # S of the fitted predictive
          seed:int=0, # the fit's rollout seeds
          max_rows:int|None=None)->PosthocLayer:
-    "Fit the parts in order on `dl`, read once; a part that cannot be fitted and is optional is left out with a \
-warning; install the layer as `d.posthoc` and return it. A refused required part raises `CalibrationError` and \
-leaves `d` unchanged."
+    """Fit the parts in order on `dl`, read once; a part that cannot be fitted and is optional is left out
+    with a warning; install the layer as `d.posthoc` and return it. A refused required part raises
+    `CalibrationError` and leaves `d` unchanged."""
     t0 = time.perf_counter()
     if self['branch'] is None: self.parts.insert(0, BranchPoint((d.branch,)))
     self['branch'].check(d)
     need = [p.title for p in self.parts if p.needs_frozen()]
     check_value('teacher', not need or d.has_teacher, None, f"attached for the {', '.join(need)}: call "
-                "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from, or leave these parts out")
+                "`d.attach_teacher(adapt(model))` with the model this DIRECTOR was distilled from, or "
+                "leave these parts out")
     vs = ValidationSet.build(d, dl, n_samples, seed, frozen=self.needs_frozen(), errors=self.needs_errors(),
                              branches=self['branch'].candidates, max_rows=max_rows)
     saved = {k: d.spec.pop(k) for k in ('posthoc', 'calibration') if k in d.spec}  # fit the distilled model
@@ -379,7 +421,8 @@ leaves `d` unchanged."
             try: part.fit(d, vs, p, self)
             except CalibrationError as e:
                 if not part.optional: raise
-                warnings.warn(f"the {part.title} is left out of the post-hoc fit (the rest is still fitted): {e}",
+                warnings.warn(f"the {part.title} is left out of the post-hoc fit (the rest is still "
+                              f"fitted): {e}",
                               UserWarning, stacklevel=3)
                 left.append(part.name); continue
             kept.append(part)
@@ -396,10 +439,12 @@ PosthocLayer.fit = _fit
 # %% ../nbs/14a_posthoc.ipynb #ef9b9e45
 def _components(self:PosthocLayer, d:Director, batch, n_samples:int=10, generator:torch.Generator|None=None,
                 max_rows:int|None=None, seeds:list|None=None, passes:list|None=None)->tuple:
-    "(logits (K, B, C), weights (K,)) of a prediction: one frozen pass (when a part reads it), one set of rollouts."
+    """(logits (K, B, C), weights (K,)) of a prediction: one frozen pass (when a part reads it), one set of
+    rollouts."""
     noise, b, fp = self['novelty_noise'], self.branch, None
     if self.needs_frozen():
-        why = _NO_TEACHER_NOVELTY if noise else _NO_TEACHER_TEMP if self['novelty_temperature'] else _NO_TEACHER
+        why = (_NO_TEACHER_NOVELTY if noise else _NO_TEACHER_TEMP if self['novelty_temperature']
+               else _NO_TEACHER)
         fp = d.frozen_pass(batch, max_rows, errors=self.needs_errors(), why=why, state=b or None)
     if passes is not None: passes.append(fp)
     with evaluating(d):
@@ -416,12 +461,16 @@ def _to_dict(self:PosthocLayer)->dict:
     "JSON of the layer: its parts (name, settings, state) and what the fit recorded."
     return dict(format=LAYER_FORMAT, parts=[p.to_dict() for p in self.parts], info=self.info)
 
+# %% ../nbs/14a_posthoc.ipynb #6ca8e20f
 def _from_dict(raw:dict)->PosthocLayer:
     "The layer saved by `to_dict`, each part checked (`Part.from_dict`)."
-    fix = 'the saved post-hoc layer is damaged or from another version; re-fit it with `director.api.fit_posthoc`'
+    fix = ('the saved post-hoc layer is damaged or from another version; '
+           're-fit it with `director.api.fit_posthoc`')
     ok = isinstance(raw, dict) and raw.get('format') == LAYER_FORMAT and isinstance(raw.get('parts'), list)
-    check_value('posthoc', ok, raw if not isinstance(raw, dict) else raw.get('format'), f'a layer of format {LAYER_FORMAT}: {fix}')
-    bad = [q.get('part') if isinstance(q, dict) else q for q in raw['parts'] if not (isinstance(q, dict) and q.get('part') in PARTS)]
+    check_value('posthoc', ok, raw if not isinstance(raw, dict) else raw.get('format'),
+                f'a layer of format {LAYER_FORMAT}: {fix}')
+    bad = [q.get('part') if isinstance(q, dict) else q for q in raw['parts']
+           if not (isinstance(q, dict) and q.get('part') in PARTS)]
     check_value('posthoc', not bad, bad, f'parts from {tuple(PARTS)}: {fix}')
     return PosthocLayer([PARTS[q['part']].from_dict(q) for q in raw['parts']], raw.get('info'))
 
