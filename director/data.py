@@ -729,8 +729,10 @@ class TensorDeviceLoader:
                  generator:torch.Generator|None=None, # seeds the shuffle, as `DataLoader(generator=)`
                  device=None): # where the tensors are held (default: `default_device()`)
         check_value('x', isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and len(x) == len(y) > 0,
-                    (type(x).__name__, type(y).__name__), 'an (x, y) pair of tensors of the same, non-zero length')
-        check_value('batch_size', isinstance(batch_size, int) and batch_size >= 1, batch_size, 'an integer >= 1')
+                    (type(x).__name__, type(y).__name__),
+                    'an (x, y) pair of tensors of the same, non-zero length')
+        check_value('batch_size', isinstance(batch_size, int) and batch_size >= 1, batch_size,
+                    'an integer >= 1')
         from torch.utils.data import RandomSampler, SequentialSampler, BatchSampler
         self.device = device if isinstance(device, torch.device) else default_device(device)
         self.dataset = TensorDataset(x, y)  # the data as given (for fingerprints and overlap checks)
