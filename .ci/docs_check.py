@@ -6,7 +6,7 @@ Fails (exit 1), naming the notebook, the cell id and the problem, when a stored 
 - an absolute temporary path (/tmp/ or /var/folders/),
 - a progress bar (tqdm-like `NN%|`);
 and when a page has no title (its first markdown cell starts with '# ') or no description (a '> ' line right after
-the title). Shown code lines over 120 characters are reported, as a count per notebook, without failing.
+the title); and when a shown code line (of a cell the page shows) runs over 120 characters.
 
 Usage: python .ci/docs_check.py [NOTEBOOK_OR_FOLDER ...]   (default: every notebook under nbs/, hidden folders skipped)
 """
@@ -103,7 +103,9 @@ def check(nb_path: Path) -> tuple:
         cid = c.get('id') or f'#{i}'
         for o in c.get('outputs', []) or []:
             fails += [(cid, p) for p in output_problems(o)]
-        long += sum(len(l) > MAX_LINE for l in shown_lines(c))
+        over = [l for l in shown_lines(c) if len(l) > MAX_LINE]
+        long += len(over)
+        fails += [(cid, f'a shown code line of {len(l)} characters (over {MAX_LINE}): {l[:60]!r}...') for l in over]
     return fails, long
 
 
@@ -113,12 +115,12 @@ def main(args: list) -> int:
     n_fail, longs = 0, {}
     for p in nbs:
         fails, long = check(p)
-        name = p.relative_to(ROOT) if p.resolve().is_relative_to(ROOT) else p
+        name = p.resolve().relative_to(ROOT) if p.resolve().is_relative_to(ROOT) else p
         for cid, prob in fails: print(f"{name}: cell {cid}: {prob}")
         n_fail += bool(fails)
         if long: longs[str(name)] = long
     if longs:
-        print(f"\nshown code lines over {MAX_LINE} characters (reported, not failed):")
+        print(f"\nshown code lines over {MAX_LINE} characters (each a problem above):")
         for n, k in sorted(longs.items(), key=lambda t: -t[1]): print(f"  {k:4d}  {n}")
     print(f"\ndocs check: {len(nbs)} notebooks, {n_fail} with problems")
     return 1 if n_fail else 0
