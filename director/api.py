@@ -107,6 +107,10 @@ def row_collator(ds, # a `datasets.Dataset`
     if (tokenizer is None) == (image_processor is None):
         raise ValueError(f"`{name}` is a datasets.Dataset: pass tokenizer= (text rows) or image_processor= (image rows), exactly one, "
                          "to turn its rows into model inputs")
+    if tokenizer is not None and getattr(tokenizer, 'pad_token', None) is None:
+        raise ValueError(f"`{name}`: the tokenizer has no pad token, so texts of different lengths cannot be batched; "
+                         "set one (a decoder's is often its end-of-text token: tokenizer.pad_token = tokenizer.eos_token), "
+                         "set the model's config.pad_token_id to its id, and save both")
     col = (_column(cols, text_column, _TEXT_COLS, 'text_column', name) if tokenizer is not None
            else _column(cols, image_column, _IMAGE_COLS, 'image_column', name))
     lab = _column(cols, label_column, _LABEL_COLS, 'label_column', name, required=labels) if labels else None
@@ -391,6 +395,11 @@ def calibrate(model:nn.Module, # a trained classifier: Hugging Face `*For{Sequen
     if adapt_opts is not None: check_type('adapt_opts', adapt_opts, dict)
     name, cfg, opts = resolve_cut(model, preset, adapt_opts, **overrides)
     ad = adapt(model, **opts)
+    pad = getattr(tokenizer, 'pad_token_id', None)
+    if pad is not None and 'decoder' in ad.family and getattr(getattr(model, 'config', None), 'pad_token_id', 0) is None:
+        raise ValueError(f"the tokenizer pads with token id {pad}, and the model's config.pad_token_id is None, so the "
+                         "decoder cannot find each text's last token; set model.config.pad_token_id = "
+                         f"tokenizer.pad_token_id ({pad}) and save the model")
     b = branch if branch >= 0 else ad.n_steps + branch
     check_value('branch', 0 <= b < ad.n_steps, branch, f'in 0..{ad.n_steps - 1} (or -{ad.n_steps}..-1): the re-cut model has '
                 f'L = {ad.n_steps} steps, and b = 0 starts the rollouts from the embedding')
