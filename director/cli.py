@@ -567,6 +567,7 @@ _FLAGS = {k: '--' + k.replace('_', '-') for k in (  # Python argument -> flag
 _PHRASES = ((r"pass device='cpu' or None", "pass --device cpu or --device auto"),
             (r" \(use y\.long\(\)\)", " (whole numbers 0, 1, ..., or class names)"),
             (r",? or pass verify=False to load it unverified \(trusted files only\)", ""),
+            (r",? or load with verify=False only if you trust the files", ""),
             (r"`(\w+)=([^`]+)`", lambda m: f"{_FLAGS[m[1]]} {m[2]}" if m[1] in _FLAGS else m[0]),
             (r"\bpass (\w+)= ?", lambda m: f"pass {_FLAGS[m[1]]} " if m[1] in _FLAGS else m[0]),
             (r"`(\w+)`", lambda m: _FLAGS.get(m[1], m[0])),
