@@ -465,7 +465,8 @@ def _calibrate_parser(sub):
                    "0 (default) from the embedding, -1 for the last step only")
     c.add_argument('--overwrite', action='store_true', help='replace the run already in --out (refused without it)')
     c.add_argument('--batch-size', type=_pos_int, default=32, help='batch size (default: 32)')
-    c.add_argument('--max-length', type=_pos_int, default=None, help="truncate text to this many tokens (default: the tokenizer's maximum)")
+    c.add_argument('--max-length', type=_pos_int, default=None, help="truncate text to this many tokens (default: what the model takes: the smaller of its "
+                   "positions and the tokenizer's maximum)")
     c.add_argument('--seed', type=int, default=0, help='seed of the shuffle, the initialisation and the sampling (default: 0)')
     c.add_argument('--out', default='director-calibrate', help='output folder, created if needed; must be writable (default: ./director-calibrate)')
     c.add_argument('--device', choices=('auto', 'cpu', 'cuda', 'mps'), default='auto', help=_DEVICE_HELP)
@@ -826,7 +827,13 @@ def read_rows(path, # a .csv, .json/.jsonl (JSON lines) or .parquet file
     try: ds = datasets.load_dataset(fmt, data_files=str(p), split='train')
     except Exception as e:
         if 'corresponds to no data' in str(e): ds = []  # a header only, past what _no_rows reads
-        else: raise ValueError(f"cannot read {arg} {p} as {fmt}: {' '.join(str(e).split())[:300]}") from None
+        else:
+            root = e
+            while root.__cause__ is not None or root.__context__ is not None:  # the parser's own words
+                root = root.__cause__ or root.__context__
+            why = ' '.join(str(root).split()) or type(root).__name__
+            raise ValueError(f"cannot read {arg} {p} as {fmt}: {why[:300]}; check that it is a {fmt} file "
+                             f"of rows with the same columns") from None
     if len(ds) == 0: raise ValueError(f"{arg} {p} holds no rows; {_ROWS}")
     return ds
 
