@@ -78,6 +78,9 @@ def _text(sub):
         if name != 'cola-minilm': q.add_argument('--gp-epochs', type=int, default=None,
                                                  help="epochs of the GP baselines (sgpa, kep_svgp), with their own warm-up (default: --epochs)")
         if name == 'cola-minilm': q.add_argument('--last-k', type=int, default=2, help='DIRECTOR re-cuts only the last k of the 6 blocks (6: all)')
+        q.add_argument('--members', type=int, default=None,
+                       help="deep-ensemble size M; given, each seed trains its own M - 1 members (default: other seeds' backbones)")
+        q.add_argument('--interleaved', type=int, default=0, help='also time every method in turn on the same test batches, N rounds')
         if name != 'imdb': q.add_argument('--l1', choices=['kl', 'mse'], default='kl' if name == 'cola-minilm' else 'mse',
                                           help="DIRECTOR transition loss: Gaussian NLL ('kl', selected on validation NLL) or the authors' MSE")
 
@@ -152,7 +155,8 @@ def _recipe(a, r, c):
                                             distill_epochs=a.distill_epochs, ood=None if a.ood == 'none' else a.ood, augment=not a.no_augment,
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,
                                             c_methods=a.c_methods, **c)
-    sub = dict(train_subset=a.train_subset, test_subset=a.test_subset) if r in ('cola', 'imdb', 'cola-minilm') else {}
+    sub = dict(train_subset=a.train_subset, test_subset=a.test_subset, n_members=a.members,
+               interleaved=a.interleaved) if r in ('cola', 'imdb', 'cola-minilm') else {}
     if r == 'cola': return bench_cola(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data, l1=a.l1,
                                       gp_epochs=a.gp_epochs, **sub, **c)
     if r == 'imdb': return bench_imdb(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, max_len=a.max_len,

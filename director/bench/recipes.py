@@ -271,7 +271,13 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
 
 def _check_text(opts, data_path, splits, train_subset, test_subset, **counts):
     "The checks every text recipe runs before it loads data: shared options, the data folder, subsets and epoch counts."
-    check_run_opts(**{k: v for k, v in opts.items() if k not in ('device', 'allow_dirty')}); check_path('data_path', data_path)
+    check_run_opts(**{k: v for k, v in opts.items() if k not in ('device', 'allow_dirty', 'n_members', 'members_from_seeds',
+                                                                   'interleaved')})
+    check_path('data_path', data_path)
+    m = opts.get('n_members')
+    if m is not None: check_value('n_members', isinstance(m, int) and not isinstance(m, bool) and m >= 2, m, 'an integer >= 2')
+    check_value('interleaved', isinstance(opts.get('interleaved', 0), int) and opts.get('interleaved', 0) >= 0,
+                opts.get('interleaved'), 'an integer >= 0')
     check_provenance(opts['out'], opts['allow_dirty'])
     check_type('splits', splits, (dict, type(None)))
     for k, n in (('train_subset', train_subset), ('test_subset', test_subset)): check_count(k, n)
@@ -322,9 +328,13 @@ def _gp_schedule(tcfg:TrainConfig, # the backbone's stage-1 settings
     return (tcfg.replace(epochs=gp_epochs, warmup_epochs=w), f'-e{gp_epochs}',
             f"; GP baselines (sgpa, kep_svgp) trained {gp_epochs} epochs with {w} warm-up instead of the backbone's {tcfg.epochs}")
 
-def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty=False)->dict:
-    return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose, command=command,
-                allow_dirty=allow_dirty)
+def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty=False,
+          n_members=None, # ensemble size M: given, every seed trains its own M - 1 members (independent ensembles)
+          interleaved=0)->dict:
+    "The common arguments of a text recipe; without `n_members` the ensemble takes other seeds' saved backbones."
+    return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose,
+                command=command, allow_dirty=allow_dirty, n_members=n_members, members_from_seeds=n_members is None,
+                interleaved=interleaved)
 
 # %% ../../nbs/bench/recipes.ipynb #4cedf88a
 def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:int=100, split_seed:int=0, data_path=None,
@@ -332,10 +342,13 @@ def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:
                l1:str='mse', # transition loss: 'mse' (authors' code, selected on MCC) or 'kl' (Gaussian NLL, selected on validation NLL)
                train_subset:int|None=None, test_subset:int|None=None,
                gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
-               command:str|None=None, allow_dirty:bool=False)->list:
+               command:str|None=None, allow_dirty:bool=False,
+               n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds' backbones)
+               interleaved:int=0 # > 0: also time every method's predictor interleaved, this many rounds
+              )->list:
     "CoLA with the authors' depth-5 encoder: in-domain test and out-of-domain dev, MCC (global and per batch) plus the full list."
     loss, loss_note = _cola_loss(l1)
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
@@ -358,9 +371,12 @@ def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:i
                out='results', ckpt_dir='runs/bench/imdb', device=None, verbose:bool=True, splits=None, max_len:int=512,
                train_subset:int|None=None, test_subset:int|None=None,
                gp_epochs:int|None=None, # epochs of the GP baselines (sgpa, kep_svgp; None: `epochs`), with their own warm-up
-               command:str|None=None, allow_dirty:bool=False)->list:
+               command:str|None=None, allow_dirty:bool=False,
+               n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds' backbones)
+               interleaved:int=0 # > 0: also time every method's predictor interleaved, this many rounds
+              )->list:
     "IMDB with the authors' depth-5 encoder (35k/5k/10k, WordPiece up to `max_len` tokens)."
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_value('max_len', isinstance(max_len, int) and not isinstance(max_len, bool) and max_len >= 2, max_len, 'an integer >= 2')
     device = default_device(device)
@@ -405,10 +421,13 @@ def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_ep
                       n_samples:int=10, out='results', ckpt_dir='runs/bench/cola-minilm', device=None, verbose:bool=True, splits=None,
                       last_k:int|None=2, # DIRECTOR re-cuts only the last k of the 6 blocks (None: all 6)
                       l1:str='kl', # transition loss: 'kl' (Gaussian NLL of the teacher's next state, selected on validation NLL) or 'mse' (authors' code, selected on MCC)
-                      train_subset:int|None=None, test_subset:int|None=None, command:str|None=None, allow_dirty:bool=False)->list:
+                      train_subset:int|None=None, test_subset:int|None=None, command:str|None=None, allow_dirty:bool=False,
+                      n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds')
+                      interleaved:int=0 # > 0: also time every method's predictor interleaved, this many rounds
+                     )->list:
     "CoLA with the real pre-trained MiniLM-L6 fine-tuned as the backbone (CPU-sized), distilled over its last `last_k` blocks with a d=384 kernel."
     if last_k is not None: check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6] or None')
-    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty)
+    opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
