@@ -6,12 +6,13 @@ Docs: https://director-uq.github.io/director/bench/report.html.md"""
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'RECORDS_PACK', 'PAPER_METRICS', 'HIGHER_BETTER', 'REFERENCE_METHODS', 'SPLIT_NAMES', 'TARGETS',
-           'L1_WORDS', 'make_record', 'check_provenance', 'record_path', 'save_record', 'saved_record', 'load_records',
-           'metric_column', 'results_table', 'cost_table', 'plot_metric', 'plot_tradeoff', 'relative_cost',
-           'plot_quality_cost', 'load_preds', 'paired_preds', 'pack_results', 'results_root', 'read_records', 'not_run',
-           'higher_better', 'method_values', 'best_method', 'seed_diff', 'seed_table', 'say', 'key_name', 'headline',
-           'target_table', 'bootstrap_lines', 'preds_reliability', 'deviation_list', 'corruption_records',
-           'corruption_paired', 'recipe_lines', 'anchor_weights']
+           'L1_WORDS', 'POSTHOC_NAMES', 'ANCHOR_COLUMNS', 'make_record', 'check_provenance', 'record_path',
+           'save_record', 'saved_record', 'load_records', 'metric_column', 'results_table', 'cost_table', 'plot_metric',
+           'plot_tradeoff', 'relative_cost', 'plot_quality_cost', 'load_preds', 'paired_preds', 'pack_results',
+           'results_root', 'read_records', 'not_run', 'higher_better', 'method_values', 'best_method', 'seed_diff',
+           'seed_table', 'say', 'key_name', 'headline', 'target_table', 'bootstrap_lines', 'bootstrap_table',
+           'preds_reliability', 'deviation_list', 'corruption_records', 'corruption_paired', 'recipe_lines',
+           'posthoc_name', 'anchor_weights']
 
 # %% ../../nbs/bench/report.ipynb #c44d4e85
 import os, re, sys, gzip, json, time, shlex, warnings
@@ -151,7 +152,8 @@ def results_table(records:list, # records from `load_records` / `run_bench`
                   metrics=PAPER_METRICS, # metric keys, in column order (missing ones are skipped)
                   by=('variant', 'split', 'method'), # record fields identifying a row (order of first appearance)
                   fmt:bool=True, # formatted 'mean ± se' strings; False: numeric (mean, std, se, n) columns
-                  digits:int=2 # decimals of the formatted table
+                  digits:int=2, # decimals of the formatted table
+                  compact:bool=True # drop the `by` fields every row shares (the last one is always kept)
                  )->pd.DataFrame:
     "Paper-style table: mean ± standard error over seeds of each metric, scaled to the published units."
     check_type('fmt', fmt, bool)
@@ -170,7 +172,15 @@ def results_table(records:list, # records from `load_records` / `run_bench`
         cols = {(metric_column(m), s): [scaled({m: v[m]})[m][s] if m in v else np.nan for v in rows.values()]
                 for m in keys for s in ('mean', 'std', 'se', 'n')}
         tab = pd.DataFrame(cols, index=list(rows))
-    tab.index = pd.MultiIndex.from_tuples(list(rows), names=list(by))
+    return _index(tab, list(rows), by, compact)
+
+def _index(tab, keys, by, compact):
+    "`tab` indexed by `keys` (tuples of the `by` fields); `compact`: without the fields every key shares."
+    by = list(by)
+    keep = [i for i in range(len(by)) if not compact or i == len(by) - 1 or len({k[i] for k in keys}) > 1]
+    idx = [tuple(k[i] for i in keep) for k in keys]
+    tab.index = (pd.MultiIndex.from_tuples(idx, names=[by[i] for i in keep]) if len(keep) > 1
+                 else pd.Index([t[0] for t in idx], name=by[keep[0]]))
     return tab
 
 # %% ../../nbs/bench/report.ipynb #95c9201c
@@ -180,7 +190,9 @@ def _x_mle(records:list):
     base = {key(r): r.get('throughput') for r in records if r['method'] == 'mle'}
     return lambda r: (base.get(key(r)) or np.nan) / (r.get('throughput') or np.nan)
 
-def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
+def cost_table(records:list, by=('variant', 'method'),
+               compact:bool=True # drop the `by` fields every row shares; round to what the timing supports
+              )->pd.DataFrame:
     "Cost columns averaged over seeds: parameters, fit time, inference throughput, inference time per example relative to the seed's MLE (timed in the same run), peak memory, S, device."
     rows, rel = {}, _x_mle(records)
     for key, rs in _groups(records, by).items():
@@ -190,8 +202,11 @@ def cost_table(records:list, by=('variant', 'method'))->pd.DataFrame:
                      'time per example ×MLE': np.nanmean([rel(r) for r in rs]),
                      'peak train memory (MiB)': mem('train_bytes'), 'peak inference memory (MiB)': mem('infer_bytes'), 'device': rs[0].get('device')}
     tab = pd.DataFrame.from_dict(rows, orient='index')
-    tab.index = pd.MultiIndex.from_tuples(list(rows), names=list(by))
-    return tab
+    if compact:
+        tab = tab.round({'fit time (s)': 1, 'throughput (samples/s)': 1, 'time per example ×MLE': 2,
+                         'peak train memory (MiB)': 0, 'peak inference memory (MiB)': 0})
+        tab['params'] = tab['params'].astype('Int64')
+    return _index(tab, list(rows), by, compact)
 
 # %% ../../nbs/bench/report.ipynb #23455364
 def _series(records, metric, by='method'):
@@ -204,12 +219,13 @@ def _series(records, metric, by='method'):
 def plot_metric(records:list, metric:str='ece', by:str='method', ax=None):
     "Mean ± standard error of `metric` (paper units) per `by` value, with the individual seeds as dots."
     s = _series(records, metric, by)
-    if ax is None: fig, ax = plt.subplots(figsize=(6, 3)); plt.close(fig)
+    if ax is None: fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(s)), 3)); plt.close(fig)
     for i, (k, v) in enumerate(s.items()):
         se = np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.
         ax.errorbar(i, np.mean(v), yerr=se, fmt='o', capsize=4, color=f'C{i}')
         ax.scatter(np.full(len(v), i + 0.15), v, s=10, color=f'C{i}', alpha=0.5)
-    ax.set_xticks(range(len(s)), list(s)); ax.set_ylabel(metric_column(metric)); ax.grid(alpha=0.3)
+    ax.set_xticks(range(len(s)), list(s), rotation=35, ha='right'); ax.set_ylabel(metric_column(metric)); ax.grid(alpha=0.3)
+    ax.figure.tight_layout()
     return ax.figure
 
 # %% ../../nbs/bench/report.ipynb #94931817
@@ -561,6 +577,27 @@ def bootstrap_lines(res:dict, # {row label '[prefix: ]A − B (...)': `paired_bo
         lines.append(f"- {lab}: " + '; '.join(parts))
     return Markdown('\n'.join(lines))
 
+# %% ../../nbs/bench/report.ipynb #8e5179c0
+def bootstrap_table(res:dict, # {row label '[prefix: ]A − B (...)': `paired_bootstrap` result}, as for `bootstrap_lines`
+                    keys=None # metrics (default: every metric of the first row)
+                   )->pd.DataFrame:
+    """The comparisons of `bootstrap_lines` as a table: per metric, A − B with its 95 % interval in paper units, and
+    which method each interval outside the test-set noise favours."""
+    check_type('res', res, dict)
+    check_value('res', len(res) > 0, len(res), 'at least one comparison')
+    keys = [k for k in (keys or next(iter(res.values())))]
+    rows = {}
+    for lab, r in res.items():
+        a, b = lab.split(': ')[-1].split(' (')[0].split(', seed')[0].split(' − ')
+        row, wins = {}, []
+        for k in [k for k in keys if k in r]:
+            s = scaled({k: 1.0})[k]; lo, hi, df = r[k]['lo'] * s, r[k]['hi'] * s, r[k]['diff'] * s
+            row[f'Δ{metric_column(k)}'] = f"{df:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+            if lo > 0 or hi < 0: wins.append(f"{key_name(k)}: {a if (df > 0) == higher_better(k) else b}")
+        rows[lab] = {**row, 'outside the noise': '; '.join(wins) or '—'}
+    return pd.DataFrame.from_dict(rows, orient='index')
+
+
 # %% ../../nbs/bench/report.ipynb #7868533b
 def preds_reliability(name:str, # a benchmark folder under the results root
                       split:str='test', # split as in the file names
@@ -651,14 +688,27 @@ def recipe_lines(recs:list, # records (those without a `config` are skipped)
                     or f'*No `{method}` record on the {split} split holds its configuration.*')
 
 # %% ../../nbs/bench/report.ipynb #7e680823
+POSTHOC_NAMES = dict(novelty_fit='novelty noise', novelty_noise='novelty noise', novelty_temp='novelty temperature',
+                     novelty_temperature='novelty temperature', anchor='anchor', tau='τ', temperature='temperature')
+ANCHOR_COLUMNS = dict(anchor_weight='w', teacher_temperature='T', novelty_scale='κ', novelty_temp_scale='β',
+                      valid_nll_before='valid NLL before', valid_nll_after='valid NLL after')
+
+def _parts(posthoc)->list:
+    "The post-hoc parts a record names: a tuple of part names, or the older '+'-joined recipe string."
+    return list(posthoc) if isinstance(posthoc, (list, tuple)) else str(posthoc or '').split('+')
+
+def posthoc_name(posthoc)->str:
+    "A record's post-hoc parts in words, e.g. 'novelty_fit+novelty_temp+anchor' -> 'novelty noise + novelty temperature + anchor'."
+    return ' + '.join(POSTHOC_NAMES.get(p, p) for p in _parts(posthoc))
+
 def anchor_weights(recs:list, # records
                    split:str='test' # records of one split (the fit is shared by every split of a seed)
                   )->pd.DataFrame|None:
     "Per seed: the post-hoc recipe, the fitted weight w of the frozen model, its temperature, κ and β where fitted, and the validation NLL before and after the fit (None without anchored `director` records)."
     keys = ('anchor_weight', 'teacher_temperature', 'novelty_scale', 'novelty_temp_scale', 'valid_nll_before', 'valid_nll_after')
-    rows = {r['seed']: {'posthoc': r['posthoc'], **{k: r['fitted'].get(k) for k in keys}}
-            for r in recs if r['method'] == 'director' and r['split'] == split and 'anchor' in str(r.get('posthoc', '')).split('+')}
+    rows = {r['seed']: {'parts': posthoc_name(r['posthoc']), **{k: r['fitted'].get(k) for k in keys}}
+            for r in recs if r['method'] == 'director' and r['split'] == split and 'anchor' in _parts(r.get('posthoc'))}
     if not rows: return None
     df = pd.DataFrame.from_dict(rows, orient='index').rename_axis('seed').sort_index()
     df = df.drop(columns=[k for k in ('novelty_scale', 'novelty_temp_scale') if df[k].isna().all()])
-    return df.round(3)
+    return df.round(3).rename(columns=ANCHOR_COLUMNS)
