@@ -59,7 +59,7 @@ def _digits_cifar(sub):
     q.add_argument('--data', default=None); q.add_argument('--bs', type=int, default=None, help='batch size (learning rate scaled linearly)')
     q.add_argument('--lr', type=float, default=None, help="learning rate of both stages (default: the recipe's, scaled linearly to --bs)")
     q.add_argument('--epochs', type=int, default=None); q.add_argument('--distill-epochs', type=int, default=None)
-    q.add_argument('--ood', default='auto', help="OOD set: auto, svhn, lsun, fashion_mnist, cifar100, or none")
+    q.add_argument('--ood', default='auto', help="OOD set: auto, svhn, lsun, fashion_mnist, photos, cifar100, or none")
     q.add_argument('--no-augment', action='store_true', help='train and distil without crop+flip (an overfitting ablation)')
     q.add_argument('--corruptions', nargs='+', default=[], help="CIFAR-10-C corruptions scored into <out>/cifar10c ('all': the 15)")
     q.add_argument('--c-n', type=int, default=1000, help='class-balanced test images per corruption and severity')

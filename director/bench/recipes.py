@@ -37,7 +37,7 @@ from accelerate import PartialState
 from huggingface_hub import try_to_load_from_cache
 
 # %% ../../nbs/bench/recipes.ipynb #b47fee11
-_OOD_SETS = ('auto', 'svhn', 'lsun', 'fashion_mnist', 'cifar100', 'cifar10', None)
+_OOD_SETS = ('auto', 'svhn', 'lsun', 'fashion_mnist', 'photos', 'cifar100', 'cifar10', None)
 
 def check_count(name:str, n, none_ok:bool=True):
     "Refuse `n` unless it is a positive integer (or None when `none_ok`)."
