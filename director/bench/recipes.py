@@ -276,8 +276,8 @@ def _check_text(opts, data_path, splits, train_subset, test_subset, **counts):
     check_path('data_path', data_path)
     m = opts.get('n_members')
     if m is not None: check_value('n_members', isinstance(m, int) and not isinstance(m, bool) and m >= 2, m, 'an integer >= 2')
-    check_value('interleaved', isinstance(opts.get('interleaved', 0), int) and opts.get('interleaved', 0) >= 0,
-                opts.get('interleaved'), 'an integer >= 0')
+    i = opts.get('interleaved', 0)
+    check_value('interleaved', isinstance(i, int) and not isinstance(i, bool) and i >= 0, i, 'an integer >= 0')
     check_provenance(opts['out'], opts['allow_dirty'])
     check_type('splits', splits, (dict, type(None)))
     for k, n in (('train_subset', train_subset), ('test_subset', test_subset)): check_count(k, n)
