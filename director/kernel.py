@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 import torch
 import torch.nn as nn
+import torch.utils.checkpoint
 import torch.nn.functional as F
 from fastcore.basics import patch
 from .core import Config, check_type, check_value
@@ -182,7 +183,8 @@ def _tau_tensor(tau, n_steps:int, B:int, device)->torch.Tensor:
 @patch
 def forward(self:TransitionKernel, X:torch.Tensor, # (B, N, d) state X_{t-1}
                     tau:int|torch.Tensor, # time index t-1: an int or a (B,) integer tensor, in 0..L-1
-                    mask:torch.Tensor|None=None # (B, N) bool key-padding mask (True = real token)
+                    mask:torch.Tensor|None=None, # (B, N) bool key-padding mask (True = real token)
+                    checkpoint:bool=False # recompute each DiT block in the backward pass (training with gradients)
                    )->tuple[torch.Tensor, torch.Tensor]:
     "Mean and std of q(X_t | X_{t-1}), each (B, N, d)."
     check_type('X', X, torch.Tensor)
@@ -190,8 +192,14 @@ def forward(self:TransitionKernel, X:torch.Tensor, # (B, N, d) state X_{t-1}
                 f'a (B, N, {self.cfg.dim}) tensor')
     mask = _check_mask(mask, X.shape[0], X.shape[1])
     c = self.time_embed(_tau_tensor(tau, self.cfg.n_steps, X.shape[0], X.device))
-    H = X
-    for blk in self.blocks: H = blk(H, c, mask)
+    H, ck = X, checkpoint and self.training and torch.is_grad_enabled()
+    for blk in self.blocks:  # checkpointed: one block's activations alive at a time in backward
+        H = torch.utils.checkpoint.checkpoint(blk, H, c, mask, use_reentrant=False) if ck else blk(H, c, mask)
+    return torch.utils.checkpoint.checkpoint(self._heads, H, use_reentrant=False) if ck else self._heads(H)
+
+@patch
+def _heads(self:TransitionKernel, H:torch.Tensor)->tuple[torch.Tensor, torch.Tensor]:
+    "(mu, sigma) from the last block's output H: the mean head's residual and the std head."
     mu = H + self.mean_head(H)
     s = self.std_head(H)
     return mu, (F.softplus(s) + self.cfg.std_floor if self.cfg.std == 'softplus' else s)

@@ -356,9 +356,12 @@ def _checkpointing(self:Director)->bool:
 @patch
 def _kstep(self:Director, X:torch.Tensor, t:int, c:dict|None)->tuple:
     """`transition(X, t, c)`, its activations recomputed in the backward pass when checkpointing (same
-    values, same dropout)."""
+    values, same dropout); a deeper kernel's recomputation is checkpointed block by block in turn, so one
+    block's activations are alive at a time whatever the depth."""
     if not self._checkpointing(): return self.transition(X, t, c)
-    return torch.utils.checkpoint.checkpoint(self.transition, X, t, c, use_reentrant=False)
+    check_type('t', t, int); check_value('t', 1 <= t <= self.n_steps, t, f'in 1..{self.n_steps}')
+    return torch.utils.checkpoint.checkpoint(self.kernel, X, t - 1, (c or {}).get('mask'), use_reentrant=False,
+                                             checkpoint=self.kernel.cfg.depth > 1)
 
 # %% ../nbs/14_model.ipynb #4c2fb085
 @patch
@@ -504,15 +507,16 @@ def teacher_forced(self:Director,
     check_value('xs', xs.ndim == 4 and xs.shape[0] in (L, L + 1), tuple(xs.shape),
                 f'{L + 1} (or {L}) traces of shape (B, N, d)')
     B, ck = xs.shape[1], self._checkpointing()
-    # checkpointed: one step per chunk, recomputed in backward
+    # checkpointed: one step per chunk, recomputed in backward (a deeper kernel's recomputation block by block)
     k = 1 if ck else max(1, self.chunk_rows(xs.device, max_rows) // B)
+    by_block = ck and self.kernel.cfg.depth > 1
     mask = (ctx or {}).get('mask'); mus, sigmas = [], []
     for i in range(0, L, k):
         j = min(L, i + k)
         tau = torch.arange(i, j, device=xs.device).repeat_interleave(B)
         args = (xs[i:j].flatten(0, 1), tau, None if mask is None else mask.repeat(j - i, 1))
-        mu, s = torch.utils.checkpoint.checkpoint(self.kernel, *args,
-                                                  use_reentrant=False) if ck else self.kernel(*args)
+        mu, s = torch.utils.checkpoint.checkpoint(self.kernel, *args, use_reentrant=False,
+                                                  checkpoint=by_block) if ck else self.kernel(*args)
         mus.append(mu.view(j - i, *xs.shape[1:])); sigmas.append(s.view(j - i, *xs.shape[1:]))
     return torch.cat(mus), torch.cat(sigmas)
 

@@ -654,9 +654,9 @@ def use_checkpoint(cfg:DistillConfig, kc:KernelConfig, n_tok:int, device)->bool:
     return activation_bytes(kc, cfg.bs, n_tok) > free_memory(device) // 4
 
 def step_bytes(kc:KernelConfig, bs:int, n_tokens:int, checkpoint:bool, bytes_per:int=4)->int:
-    "Estimated activations a distillation step of `bs` examples keeps: `activation_bytes`, or with checkpointing each step's input state and one step's activations."
-    full = activation_bytes(kc, bs, n_tokens, bytes_per)
-    return int(2 * kc.n_steps * bs * n_tokens * kc.dim * bytes_per + full / kc.n_steps) if checkpoint else full
+    "Estimated activations a distillation step of `bs` examples keeps: `activation_bytes`, or with checkpointing each step's input state, and in a step's recomputation each block's input and one block's activations."
+    full, state = activation_bytes(kc, bs, n_tokens, bytes_per), bs * n_tokens * kc.dim * bytes_per
+    return int((2 * kc.n_steps + kc.depth) * state + full / (kc.n_steps * kc.depth)) if checkpoint else full
 
 def _gib(b)->str: return f"{b / 2**30:.2f} GiB"
 

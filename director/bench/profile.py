@@ -7,11 +7,12 @@ Docs: https://director-uq.github.io/director/bench/profile.html.md"""
 # %% auto #0
 __all__ = ['PROFILE_SETUPS', 'PHASES', 'BACKBONE_PHASES', 'MINILM_L6', 'profile_setup', 'PhaseTimer', 'distill_step',
            'backbone_step', 'batch_stream', 'interleaved_steps', 'timed_steps', 'distill_profile', 'phase_table',
-           'ratio_table']
+           'ratio_table', 'step_memory', 'memory_table']
 
 # %% ../../nbs/bench/profile.ipynb #7a4dc60f
-import copy, statistics, time
+import copy, json, statistics, tempfile, time, warnings
 from pathlib import Path
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
@@ -21,7 +22,7 @@ from ..data import load_digits
 from ..repartition import adapt
 from ..model import Director
 from ..loss import DirectorLoss
-from ..train import DistillConfig, n_tokens, activation_bytes, use_checkpoint, _teacher_heads
+from ..train import DistillConfig, n_tokens, activation_bytes, use_checkpoint, step_bytes, _teacher_heads
 from .cost import count_flops
 from .report import check_provenance
 from .recipes import digits_backbone
@@ -322,3 +323,85 @@ def ratio_table(rec:dict, digits:int=3):
                            time_per_flop_ratio=r['time_per_flop_ratio'])
             for s, row in rec['setups'].items() for run, r in row['distill'].items()}
     return pd.DataFrame(rows).T.round(digits)
+
+# %% ../../nbs/bench/profile.ipynb #237a5703
+def _step_peak(fn, # called as fn(): one training step
+               dev:torch.device)->int:
+    "Bytes the tensors alive during `fn()` add at their peak to those alive when it starts (after two warm-up calls)."
+    fn(); fn()
+    if dev.type == 'cuda':
+        torch.cuda.synchronize(dev); base = torch.cuda.memory_allocated(dev)
+        torch.cuda.reset_peak_memory_stats(dev); fn(); torch.cuda.synchronize(dev)
+        return int(torch.cuda.max_memory_allocated(dev) - base)
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True, with_stack=True) as prof:
+        fn()
+    with tempfile.TemporaryDirectory() as d, warnings.catch_warnings():
+        # deprecated for CUDA in favour of CUDA-only memory snapshots; it is the profiler's one CPU timeline
+        warnings.filterwarnings('ignore', message='`export_memory_timeline` is deprecated', category=FutureWarning)
+        prof.export_memory_timeline(str(Path(d)/'timeline.json'), device='cpu')
+        _, sizes = json.loads((Path(d)/'timeline.json').read_text())
+    total = [sum(s) for s in sizes]  # bytes alive at each event, summed over the profiler's categories
+    return int(max(total) - total[0])
+
+# %% ../../nbs/bench/profile.ipynb #de404db5
+def _memory_one(name:str, bs:int, depths, checkpoint:tuple, tiny:bool, dev)->dict:
+    "One setup of `step_memory`: the backbone's step, then a distillation step per depth and checkpoint setting."
+    S = profile_setup(name, bs, dev, tiny); cfg = S['cfg']
+    ad = adapt(S['model'], **({} if cfg.last_k is None else dict(last_k=cfg.last_k)))
+    first = to_device(next(iter(S['loader'])), dev); n_tok = n_tokens(ad, [first])
+    seed_everything(0); bb = copy.deepcopy(S['model']).train()
+    opt = torch.optim.Adam([p for p in bb.parameters() if p.requires_grad], lr=S['lr'], weight_decay=cfg.wd)
+    back = _step_peak(lambda: backbone_step(bb, opt, lambda: first), dev); del bb, opt
+    res = {}
+    for depth in (depths or tuple(dict.fromkeys((1, cfg.depth)))):
+        kc = cfg.replace(depth=depth).kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
+        for ck in checkpoint:
+            seed_everything(0)
+            d = Director.from_adapter(ad, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head).to(dev).train()
+            d.grad_checkpoint, lf = ck == 'on', DirectorLoss(cfg.loss_config())
+            op = torch.optim.Adam([p for p in d.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.wd)
+            b = _step_peak(lambda: distill_step(d, ad, lf, op, lambda: first), dev)
+            res[f'depth {depth}, checkpoint {ck}'] = dict(depth=depth, checkpoint=ck, peak_bytes=b, memory_ratio=b / back,
+                                                          estimate_bytes=step_bytes(kc, bs, n_tok, ck == 'on'))
+    return dict(what=S['what'], preset=S['preset'], tokens=n_tok, backbone_peak_bytes=back, distill=res)
+
+# %% ../../nbs/bench/profile.ipynb #96271aa5
+_MEM_PROTOCOL = ("per setup, in one process, on one batch: a training step of the backbone (a copy of the teacher) and "
+                 "a distillation step per kernel depth and checkpoint setting (a fresh DIRECTOR each, same seed), each "
+                 "after two warm-up steps; peak_bytes: the bytes the step's tensors add at their peak to those alive "
+                 "when it starts (CUDA: max_memory_allocated; CPU: the torch.profiler memory timeline); memory_ratio: "
+                 "over the backbone step's; estimate_bytes: director.train.step_bytes")
+
+def step_memory(setups=PROFILE_SETUPS, # names from `PROFILE_SETUPS`
+                bs:int=64, # one batch size for the backbone and the distillation
+                depths=None, # kernel depths (None: 1 and the preset's)
+                checkpoint=('off', 'on'), # kernel-step checkpointing of the distillation steps
+                out=None, # folder of `distill_memory_<device type>.json` (None: returned only)
+                allow_dirty:bool=False, # write into the checkout's results/ from uncommitted code
+                device='cpu',
+                tiny:bool=False # tiny models and data (tests, smoke runs)
+               )->dict:
+    "Per setup: peak bytes a backbone training step and a distillation step (per depth, checkpointing) add."
+    _check_profile_args(setups, 1, bs, checkpoint, 0, tiny)
+    if depths is not None:
+        for k in check_type('depths', depths, (list, tuple)):
+            check_value('depths', isinstance(k, int) and not isinstance(k, bool) and k >= 1, k, 'integers >= 1')
+        check_value('depths', len(depths) > 0 and len(set(depths)) == len(depths), depths, 'distinct, at least one')
+    dev = default_device(device)
+    gs = git_state()
+    check_provenance(out, allow_dirty)
+    res = {s: _memory_one(s, bs, None if depths is None else tuple(depths), tuple(checkpoint), tiny, dev) for s in setups}
+    rec = _stamp(gs, study='distillation step memory', device=str(dev), batch=bs, tiny=tiny, weights='random',
+                 protocol=_MEM_PROTOCOL, setups=res)
+    if out is not None: rec['path'] = str(_write_json(rec, Path(out)/f"distill_memory_{dev.type}.json"))
+    return rec
+
+def memory_table(rec:dict # a record of `step_memory`
+                )->pd.DataFrame:
+    "Per setup and run: the step's peak in MiB and its ratio to the backbone step's."
+    rows = {}
+    for s, r in rec['setups'].items():
+        rows[(s, 'backbone')] = dict(MiB=r['backbone_peak_bytes'] / 2**20, ratio=1.)
+        for k, v in r['distill'].items(): rows[(s, k)] = dict(MiB=v['peak_bytes'] / 2**20, ratio=v['memory_ratio'])
+    return pd.DataFrame(rows).T.rename_axis(['setup', 'run']).round(2)
