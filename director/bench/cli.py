@@ -19,6 +19,7 @@ from .recipes import (DIGITS_RECIPE, DIGITS_METHODS, CIFAR_RECIPES, CIFAR_METHOD
                                     ModelNotFoundError, bench_digits, bench_cifar10, bench_cola, bench_imdb, bench_cola_minilm, bench_vit_b16,
                                     bench_qwen_cola)
 from .study import cost_study, train_cost, TRAIN_COST_SETUPS
+from .profile import step_memory, memory_table, PROFILE_SETUPS
 from . import ablation as _abl
 
 # %% ../../nbs/bench/cli.ipynb #d221e64c
@@ -102,6 +103,11 @@ def _tools(sub):
     q.add_argument('--parts', nargs='+', default=['params', 'latency', 'digits'], choices=['params', 'latency', 'samples', 'digits', 'predictors', 'kernel-step'],
                    help="'samples': re-run only the S-sweep of cost_latency.json; 'predictors': every method's predictor at the ViT-B/16-224 and BERT-base-128 shapes into OUT/cost/; "
                         "'kernel-step': one kernel step against one backbone layer at those shapes")
+    q = sub.add_parser('memory', help="peak tensor memory of a training step: the backbone's against distillation's, per kernel depth")
+    q.add_argument('--setups', nargs='+', default=list(PROFILE_SETUPS), choices=PROFILE_SETUPS)
+    q.add_argument('--bs', type=int, default=64); q.add_argument('--depths', nargs='+', type=int, default=None,
+                                                              help="kernel depths (default: 1 and the setup's preset's)")
+    q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
     q = sub.add_parser('train-cost', help='seconds per epoch and peak memory of backbone training and distillation, side by side')
     q.add_argument('--setups', nargs='+', default=list(TRAIN_COST_SETUPS), choices=TRAIN_COST_SETUPS)
     q.add_argument('--epochs', type=int, default=3, help='epochs per run (the first is left out of the median)')
@@ -177,6 +183,10 @@ def _run(a, command):
     if r == 'cost':
         for k, f in cost_study(a.out, a.digits_ckpt, a.device, a.quick, tuple(a.parts), a.allow_dirty).items(): print(f'{k}: {f}')
         return
+    if r == 'memory':
+        rec = step_memory(tuple(a.setups), a.bs, None if a.depths is None else tuple(a.depths), out=a.out, device=a.device,
+                          allow_dirty=a.allow_dirty)
+        return print(memory_table(rec).to_string() + f"\nwritten to {rec['path']}")
     if r == 'train-cost':
         rec = train_cost(tuple(a.setups), a.epochs, a.bs, a.n, a.data, a.out, a.device, a.allow_dirty)
         for s, row in rec['setups'].items():
@@ -216,6 +226,7 @@ def _check_args(a):
     if getattr(a, 'budget_minutes', None) is not None and not a.budget_minutes > 0: raise ValueError(f"--budget-minutes must be > 0, got {a.budget_minutes}")
     if getattr(a, 'lr', None) is not None and not a.lr > 0: raise ValueError(f"--lr must be > 0, got {a.lr}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
+    if a.cmd == 'memory' and (low := [d for d in a.depths or [] if d < 1]): raise ValueError(f"--depths must be integers >= 1, got {low}")
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
     if a.cmd == 'families' and a.families:
         from .families import FAMILIES
