@@ -627,7 +627,8 @@ def bootstrap_table(res:dict, # {row label '[prefix: ]A − B (...)': `paired_bo
             row[f'Δ{metric_column(k)}'] = f"{df:+.2f} [{lo:+.2f}, {hi:+.2f}]"
             if lo > 0 or hi < 0: wins.append(f"{key_name(k)}: {a if (df > 0) == higher_better(k) else b}")
         rows[lab] = {**row, 'outside the noise': '; '.join(wins) or '—'}
-    return pd.DataFrame.from_dict(rows, orient='index')
+    df = pd.DataFrame.from_dict(rows, orient='index')  # a metric only some rows have comes before the verdicts
+    return df[[c for c in df if c != 'outside the noise'] + ['outside the noise']]
 
 
 # %% ../../nbs/bench/report.ipynb #7868533b
