@@ -203,16 +203,16 @@ def timed_steps(step, # step(timer): one training step, its phases timed by `tim
 
 # %% ../../nbs/bench/profile.ipynb #e4115c91
 def _backbone_run(S:dict, first, dev)->dict:
-    "The backbone's training step on a copy of the teacher: `step(timer)`, `flops()` of a step on `first`."
+    "The backbone's training step on a copy of the teacher: `step(timer)`, `once()` on `first`, its `flops()`."
     seed_everything(0); bb = copy.deepcopy(S['model']).train()
     params = [p for p in bb.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=S['lr'], weight_decay=S['cfg'].wd)
-    it = batch_stream(S['loader'], dev)
+    it, once = batch_stream(S['loader'], dev), lambda: backbone_step(bb, opt, lambda: first)
     return dict(step=lambda ph: backbone_step(bb, opt, lambda: next(it), ph), phases=BACKBONE_PHASES,
-                ok=lambda: True, flops=lambda: count_flops(lambda: backbone_step(bb, opt, lambda: first)))
+                ok=lambda: True, once=once, flops=lambda: count_flops(once))
 
 def _distill_run(S:dict, ad, kc, ck:str, first, dev)->dict:
-    "`distill`'s step for one checkpoint setting (a fresh DIRECTOR): `step(timer)`, `flops()`, `ok()`."
+    "One checkpoint setting's `distill` step (a fresh DIRECTOR): `step(timer)`, `once()` on `first`, `flops()`, `ok()`."
     cfg = S['cfg']; seed_everything(0)
     d = Director.from_adapter(ad, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head).to(dev).train()
     d.grad_checkpoint = ck == 'on'
@@ -222,16 +222,22 @@ def _distill_run(S:dict, ad, kc, ck:str, first, dev)->dict:
         loss, parts = distill_step(d, ad, lf, opt, lambda: next(it), ph)
         for k, v in parts.items(): sums[k] = sums.get(k, 0.) + v.float()  # `distill`'s bookkeeping (device)
         ok.append(torch.isfinite(loss.detach()).all())
-    return dict(step=step, phases=PHASES, ok=lambda: bool(torch.stack(ok).all()),
-                flops=lambda: count_flops(lambda: distill_step(d, ad, lf, opt, lambda: first)))
+    once = lambda: distill_step(d, ad, lf, opt, lambda: first)
+    return dict(step=step, phases=PHASES, ok=lambda: bool(torch.stack(ok).all()), once=once,
+                flops=lambda: count_flops(once))
 
 # %% ../../nbs/bench/profile.ipynb #6a886c1a
-def _profile_one(name:str, steps:int, bs:int, checkpoint:tuple, warmup:int, tiny:bool, dev)->dict:
-    "One setup of `distill_profile`: the backbone's step, then one distillation run per checkpoint setting."
+def _built(name:str, bs:int, tiny:bool, dev)->tuple:
+    "`(setup, adapter, first batch on the device, tokens per example)` of setup `name`."
     S = profile_setup(name, bs, dev, tiny); cfg = S['cfg']
     ad = adapt(S['model'], **({} if cfg.last_k is None else dict(last_k=cfg.last_k)))
+    first = to_device(next(iter(S['loader'])), dev)
+    return S, ad, first, n_tokens(ad, [first])
+
+def _profile_one(name:str, steps:int, bs:int, checkpoint:tuple, warmup:int, tiny:bool, dev)->dict:
+    "One setup of `distill_profile`: the backbone's step, then one distillation run per checkpoint setting."
+    S, ad, first, n_tok = _built(name, bs, tiny, dev); cfg = S['cfg']
     kc = cfg.kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
-    first = to_device(next(iter(S['loader'])), dev); n_tok = n_tokens(ad, [first])
     runs = dict(backbone=_backbone_run(S, first, dev))
     for ck in checkpoint: runs[f'checkpoint {ck}'] = _distill_run(S, ad, kc, ck, first, dev)
     res = interleaved_steps({k: (r['step'], r['phases']) for k, r in runs.items()}, steps, warmup, dev)
@@ -347,21 +353,12 @@ def _step_peak(fn, # called as fn(): one training step
 # %% ../../nbs/bench/profile.ipynb #de404db5
 def _memory_one(name:str, bs:int, depths, checkpoint:tuple, tiny:bool, dev)->dict:
     "One setup of `step_memory`: the backbone's step, then a distillation step per depth and checkpoint setting."
-    S = profile_setup(name, bs, dev, tiny); cfg = S['cfg']
-    ad = adapt(S['model'], **({} if cfg.last_k is None else dict(last_k=cfg.last_k)))
-    first = to_device(next(iter(S['loader'])), dev); n_tok = n_tokens(ad, [first])
-    seed_everything(0); bb = copy.deepcopy(S['model']).train()
-    opt = torch.optim.Adam([p for p in bb.parameters() if p.requires_grad], lr=S['lr'], weight_decay=cfg.wd)
-    back = _step_peak(lambda: backbone_step(bb, opt, lambda: first), dev); del bb, opt
-    res = {}
+    S, ad, first, n_tok = _built(name, bs, tiny, dev); cfg = S['cfg']
+    back, res = _step_peak(_backbone_run(S, first, dev)['once'], dev), {}  # the runs of `distill_profile`
     for depth in (depths or tuple(dict.fromkeys((1, cfg.depth)))):
         kc = cfg.replace(depth=depth).kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
         for ck in checkpoint:
-            seed_everything(0)
-            d = Director.from_adapter(ad, kernel_cfg=kc, freeze_embed_head=cfg.freeze_embed_head).to(dev).train()
-            d.grad_checkpoint, lf = ck == 'on', DirectorLoss(cfg.loss_config())
-            op = torch.optim.Adam([p for p in d.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.wd)
-            b = _step_peak(lambda: distill_step(d, ad, lf, op, lambda: first), dev)
+            b = _step_peak(_distill_run(S, ad, kc, ck, first, dev)['once'], dev)
             res[f'depth {depth}, checkpoint {ck}'] = dict(depth=depth, checkpoint=ck, peak_bytes=b, memory_ratio=b / back,
                                                           estimate_bytes=step_bytes(kc, bs, n_tok, ck == 'on'))
     return dict(what=S['what'], preset=S['preset'], tokens=n_tok, backbone_peak_bytes=back, distill=res)
