@@ -37,7 +37,7 @@ def _probs(predict, dl)->tuple:
     ps, ys = zip(*[(predict(x).float(), y) for x, y in dl])
     return torch.cat(ps), torch.cat(ys)
 
-def _check_study(setup, seeds, trains, branches, samples):
+def _check_study(setup, seeds, trains, branches, samples, depths=(None,)):
     from director.bench.ablation import SETUPS
     check_value('setup', setup in SETUPS, setup, f'one of {sorted(SETUPS)}')
     check_value('seeds', len(seeds) > 0 and all(isinstance(s, int) and s >= 0 for s in seeds), seeds, 'non-negative integers')
@@ -45,6 +45,8 @@ def _check_study(setup, seeds, trains, branches, samples):
     check_value('branches', branches is None or all(isinstance(b, int) and b >= 0 for b in branches), branches,
                 'None (every step) or non-negative integers')
     check_value('samples', len(samples) > 0 and all(isinstance(s, int) and s >= 1 for s in samples), samples, 'integers >= 1')
+    check_value('depths', len(depths) > 0 and all(k is None or (isinstance(k, int) and not isinstance(k, bool) and k >= 1)
+                                                 for k in depths), depths, "integers >= 1 (None: the setup's depth)")
 
 # %% ../../nbs/bench/branch.ipynb #dc790ec2
 def branch_study(setup:str='digits', # an ablation setup (`director.bench.ablation.SETUPS`)
@@ -52,19 +54,20 @@ def branch_study(setup:str='digits', # an ablation setup (`director.bench.ablati
                  trains=('embed', 'sampled'), # training modes of the kernel (`DistillConfig.branch`)
                  branches=None, # branch points b to score (None: every step 0..L-1)
                  samples=(1, 4, 10), # S values to score
+                 depths=(None,), # DiT blocks of the kernel, one kernel each (None: the setup's recipe's depth)
                  out=None, # the record's JSON file (None: not written)
                  ckpt_dir='runs/branch', # backbones, resumed from
                  allow_dirty:bool=False, # write into the checkout's results/ from uncommitted code
-                 device='cpu', **setup_kw)->dict:
-    "Quality and cost of every (training mode, b, S) on the second half of the validation split; the record."
+                 device='cpu', command:str|None=None, **setup_kw)->dict:
+    "Quality and cost of every (kernel depth, training mode, b, S) on the second half of the validation split; the record."
     from director.bench.ablation import SETUPS, per_example_seconds
     from director.bench.report import check_provenance
     from director.baselines import MLE, TemperatureScaling
     from director.repartition import adapt
     from director.train import distill
     from director.api import fit_posthoc
-    seeds, trains, samples = tuple(seeds), tuple(trains), tuple(samples)
-    _check_study(setup, seeds, trains, branches, samples); gs = check_provenance(out, allow_dirty) or git_state()
+    seeds, trains, samples, depths = tuple(seeds), tuple(trains), tuple(samples), tuple(depths)
+    _check_study(setup, seeds, trains, branches, samples, depths); gs = check_provenance(out, allow_dirty) or git_state()
     st, rows, t_start = SETUPS[setup](device=device, **setup_kw), [], time.perf_counter()
     timed = lambda f, dl: per_example_seconds(f, dl, n_repeat=3)
     for seed in seeds:
@@ -76,24 +79,26 @@ def branch_study(setup:str='digits', # an ablation setup (`director.bench.ablati
             rows.append(dict(seed=seed, method=name, **_scores(*_probs(m.predict_proba, score_dl)),
                              cost_x_mle=timed(m.predict_proba, score_dl) / timed(mle.predict_proba, score_dl)))
         ad = adapt(model, **st.adapt_opts)
-        for train in trains:
+        for depth, train in [(k, t) for k in depths for t in trains]:
             t0 = time.perf_counter()
-            d = distill(ad, loaders['train'], fit_dl, st.dcfg.replace(branch=train, seed=seed, progress=False)).attach_teacher(ad)
+            cfg = st.dcfg.replace(branch=train, seed=seed, progress=False, **({} if depth is None else dict(depth=depth)))
+            d = distill(ad, loaders['train'], fit_dl, cfg).attach_teacher(ad)
             distill_s = time.perf_counter() - t0
             for b in (range(d.n_steps) if branches is None else [b for b in branches if b < d.n_steps]):
                 d.branch = b
                 for S in samples:
                     t0 = time.perf_counter(); fitted = fit_posthoc(d, fit_dl, S); fit_s = time.perf_counter() - t0
                     pred = lambda x, S=S: d.predict_proba(x, S)
-                    rows.append(dict(seed=seed, method='director', train=train, branch=b, S=S, fitted=fitted,
+                    rows.append(dict(seed=seed, method='director', depth=d.kernel_cfg.depth, train=train, branch=b, S=S, fitted=fitted,
                                      **_scores(*_probs(pred, score_dl)), distill_s=distill_s, posthoc_s=fit_s,
                                      cost_x_mle=timed(pred, score_dl) / timed(mle.predict_proba, score_dl)))
     rec = dict(benchmark=f'branch-{setup}', setup=setup, seeds=list(seeds), trains=list(trains), samples=list(samples),
+               depths=sorted({r['depth'] for r in rows if 'depth' in r}),
                n_steps=d.n_steps, rows=rows, scored_on='the second half of the validation split (fixed permutation per seed)',
                fitted_on='the first half of the validation split (kernel selection and the post-hoc parts)',
                cost='prediction seconds per example / MLE\'s, each paired with an MLE timing just before it, same process',
                deviations=st.deviations, wall_s=time.perf_counter() - t_start, env=env_info(),
-               command=shlex.join(sys.argv), commit=gs.get('commit'), dirty=gs.get('dirty'), diff_sha256=gs.get('diff_sha256'))
+               command=command or shlex.join(sys.argv), commit=gs.get('commit'), dirty=gs.get('dirty'), diff_sha256=gs.get('diff_sha256'))
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(out, 'w') as f: json.dump(rec, f, indent=1)
@@ -103,7 +108,9 @@ def branch_study(setup:str='digits', # an ablation setup (`director.bench.ablati
 def branch_table(rec:dict)->pd.DataFrame:
     "Mean over seeds of each setting of a `branch_study` record, in % (NLL in nats) and × MLE, sorted by NLL."
     df = pd.DataFrame(rec['rows'])
-    name = lambda r: r['method'] if r['method'] != 'director' else f"director, {r['train']}, b={int(r['branch'])}, S={int(r['S'])}"
+    deep = len(rec.get('depths', [])) > 1  # the kernel's depth named when the record compares depths
+    name = lambda r: r['method'] if r['method'] != 'director' else \
+        f"director, {'depth ' + str(int(r['depth'])) + ', ' if deep else ''}{r['train']}, b={int(r['branch'])}, S={int(r['S'])}"
     df['setting'] = df.apply(name, axis=1)
     t = df.groupby('setting')[['acc', 'ece', 'nll', 'auroc', 'cost_x_mle']].mean()
     t[['acc', 'ece', 'auroc']] *= 100

@@ -144,6 +144,16 @@ def _ablation(sub):
     q.add_argument('--distill-epochs', type=int, default=None, help="DIRECTOR epochs (default: the setup's)")
     q.add_argument('--data', default=None, help='data folder with CoLA and CIFAR-10 (default: $DIRECTOR_DATA, then the hub)')
     for k in ('train', 'valid', 'test'): q.add_argument(f'--n-{k}', type=int, default=None, help=f'keep only the first N {k} examples (a short run, recorded)')
+    q = sub.add_parser('branch', help="quality and cost of the branch point b, S and the kernel's depth, on validation data only")
+    q.add_argument('setup', choices=list(_abl.SETUPS), help='the setup (`director.bench.ablation.SETUPS`)')
+    q.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2], help='one backbone per seed, and one kernel per depth and training mode')
+    q.add_argument('--trains', nargs='+', default=['embed', 'sampled'], choices=['embed', 'sampled'], help="the kernel's training rollouts")
+    q.add_argument('--branches', type=int, nargs='+', default=None, help='branch points b (default: every step 0..L-1)')
+    q.add_argument('--samples', type=int, nargs='+', default=[1, 4, 10], help='S values')
+    q.add_argument('--depths', type=int, nargs='+', default=None, help="DiT blocks of the kernel (default: the setup's)")
+    q.add_argument('--out', default='results/branch/study.json', help='the record (a JSON file)')
+    q.add_argument('--ckpt-dir', default='runs/branch', help='backbones, resumed from')
+    q.add_argument('--device', default='cpu'); _dirty(q)
 
 def bench_parser()->argparse.ArgumentParser:
     "The argument parser of `director bench`."
@@ -207,6 +217,11 @@ def _run(a, command):
     if r == 'compare':
         with pd.option_context('display.width', 250, 'display.max_columns', 50):
             return print(paired_preds(a.folder, a.split, a.ref, tuple(a.others), tuple(a.metrics), a.per_seed, a.n_boot, a.seed).to_string())
+    if r == 'branch':
+        from .branch import branch_study, branch_table
+        rec = branch_study(a.setup, tuple(a.seeds), tuple(a.trains), a.branches, tuple(a.samples), tuple(a.depths or (None,)),
+                           out=a.out, ckpt_dir=a.ckpt_dir, allow_dirty=a.allow_dirty, device=a.device, command=command)
+        return print(branch_table(rec).to_string())
     if r == 'ablation':
         kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, n_train=a.n_train, n_valid=a.n_valid,
                                     n_test=a.n_test).items() if v is not None}
@@ -226,8 +241,14 @@ def _check_args(a):
     if getattr(a, 'budget_minutes', None) is not None and not a.budget_minutes > 0: raise ValueError(f"--budget-minutes must be > 0, got {a.budget_minutes}")
     if getattr(a, 'lr', None) is not None and not a.lr > 0: raise ValueError(f"--lr must be > 0, got {a.lr}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
-    if a.cmd == 'memory' and (low := [d for d in a.depths or [] if d < 1]): raise ValueError(f"--depths must be integers >= 1, got {low}")
+    if a.cmd in ('memory', 'branch') and (low := [d for d in a.depths or [] if d < 1]): raise ValueError(f"--depths must be integers >= 1, got {low}")
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
+    if a.cmd == 'branch':  # its --out is the record's file
+        if low := [s for s in a.samples if s < 1]: raise ValueError(f"--samples must be integers >= 1, got {low}")
+        if low := [b for b in a.branches or [] if b < 0]: raise ValueError(f"--branches must be integers >= 0, got {low}")
+        if Path(a.out).suffix != '.json' or Path(a.out).is_dir(): raise ValueError(f"--out {a.out}: give the record's .json file")
+        if Path(a.out).exists(): raise ValueError(f"--out {a.out} exists; remove it or give another file (a record is never overwritten)")
+        return
     if a.cmd == 'families' and a.families:
         from .families import FAMILIES
         if bad := [f for f in a.families if f not in FAMILIES]:
