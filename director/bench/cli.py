@@ -154,6 +154,9 @@ def _ablation(sub):
     q.add_argument('--out', default='results/branch/study.json', help='the record (a JSON file)')
     q.add_argument('--ckpt-dir', default='runs/branch', help='backbones, resumed from')
     q.add_argument('--device', default='cpu'); _dirty(q)
+    q.add_argument('--epochs', type=int, default=None, help="backbone epochs (default: the setup's)")
+    q.add_argument('--distill-epochs', type=int, default=None, help="DIRECTOR epochs (default: the setup's)")
+    for k in ('train', 'valid'): q.add_argument(f'--n-{k}', type=int, default=None, help=f'keep only the first N {k} examples (a short run, recorded)')
 
 def bench_parser()->argparse.ArgumentParser:
     "The argument parser of `director bench`."
@@ -187,7 +190,7 @@ def _recipe(a, r, c):
 # %% ../../nbs/bench/cli.ipynb #5469f472
 def _run(a, command):
     c = dict(seeds=tuple(a.seeds), n_samples=a.n_samples, out=a.out, ckpt_dir=a.ckpt_dir, device=a.device, command=command,
-             allow_dirty=a.allow_dirty) if hasattr(a, 'seeds') else {}
+             allow_dirty=a.allow_dirty) if hasattr(a, 'n_samples') else {}
     if hasattr(a, 'methods'): c['methods'] = tuple(a.methods)
     r = a.cmd
     if r == 'cost':
@@ -218,9 +221,11 @@ def _run(a, command):
         with pd.option_context('display.width', 250, 'display.max_columns', 50):
             return print(paired_preds(a.folder, a.split, a.ref, tuple(a.others), tuple(a.metrics), a.per_seed, a.n_boot, a.seed).to_string())
     if r == 'branch':
-        from .branch import branch_study, branch_table
+        from director.bench.branch import branch_study, branch_table
+        kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, n_train=a.n_train, n_valid=a.n_valid).items()
+              if v is not None}
         rec = branch_study(a.setup, tuple(a.seeds), tuple(a.trains), a.branches, tuple(a.samples), tuple(a.depths or (None,)),
-                           out=a.out, ckpt_dir=a.ckpt_dir, allow_dirty=a.allow_dirty, device=a.device, command=command)
+                           out=a.out, ckpt_dir=a.ckpt_dir, allow_dirty=a.allow_dirty, device=a.device, command=command, **kw)
         return print(branch_table(rec).to_string())
     if r == 'ablation':
         kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, n_train=a.n_train, n_valid=a.n_valid,
