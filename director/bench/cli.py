@@ -19,7 +19,7 @@ from .recipes import (DIGITS_RECIPE, DIGITS_METHODS, CIFAR_RECIPES, CIFAR_METHOD
                                     ModelNotFoundError, bench_digits, bench_cifar10, bench_cola, bench_imdb, bench_cola_minilm, bench_vit_b16,
                                     bench_qwen_cola)
 from .study import cost_study, train_cost, TRAIN_COST_SETUPS
-from .profile import step_memory, memory_table, PROFILE_SETUPS
+from .profile import step_memory, memory_table, op_profile, ops_table, PROFILE_SETUPS
 from . import ablation as _abl
 
 # %% ../../nbs/bench/cli.ipynb #d221e64c
@@ -107,6 +107,12 @@ def _tools(sub):
     q.add_argument('--setups', nargs='+', default=list(PROFILE_SETUPS), choices=PROFILE_SETUPS)
     q.add_argument('--bs', type=int, default=64); q.add_argument('--depths', nargs='+', type=int, default=None,
                                                               help="kernel depths (default: 1 and the setup's preset's)")
+    q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
+    q = sub.add_parser('ops', help='where the time of a training step goes by operator kind (matmul, random numbers, the rest)')
+    q.add_argument('--setups', nargs='+', default=list(PROFILE_SETUPS), choices=PROFILE_SETUPS)
+    q.add_argument('--bs', type=int, default=64); q.add_argument('--depths', nargs='+', type=int, default=None,
+                                                              help="kernel depths (default: 1 and the setup's preset's)")
+    q.add_argument('--steps', type=int, default=5, help='profiled steps per run'); q.add_argument('--top', type=int, default=12)
     q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
     q = sub.add_parser('train-cost', help='seconds per epoch and peak memory of backbone training and distillation, side by side')
     q.add_argument('--setups', nargs='+', default=list(TRAIN_COST_SETUPS), choices=TRAIN_COST_SETUPS)
@@ -200,6 +206,10 @@ def _run(a, command):
         rec = step_memory(tuple(a.setups), a.bs, None if a.depths is None else tuple(a.depths), out=a.out, device=a.device,
                           allow_dirty=a.allow_dirty)
         return print(memory_table(rec).to_string() + f"\nwritten to {rec['path']}")
+    if r == 'ops':
+        rec = op_profile(tuple(a.setups), a.bs, None if a.depths is None else tuple(a.depths), a.steps, a.top, out=a.out,
+                         device=a.device, allow_dirty=a.allow_dirty)
+        return print(ops_table(rec).to_string() + f"\nwritten to {rec['path']}")
     if r == 'train-cost':
         rec = train_cost(tuple(a.setups), a.epochs, a.bs, a.n, a.data, a.out, a.device, a.allow_dirty)
         for s, row in rec['setups'].items():
@@ -236,7 +246,7 @@ def _run(a, command):
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
-_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs')
+_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs', 'steps', 'top')
 
 def _check_args(a):
     "Refuse, before any work, arguments that would fail only after training: non-positive counts, a negative seed or budget, `--out` naming a file."
@@ -246,7 +256,7 @@ def _check_args(a):
     if getattr(a, 'budget_minutes', None) is not None and not a.budget_minutes > 0: raise ValueError(f"--budget-minutes must be > 0, got {a.budget_minutes}")
     if getattr(a, 'lr', None) is not None and not a.lr > 0: raise ValueError(f"--lr must be > 0, got {a.lr}")
     bad = [s for s in getattr(a, 'seeds', None) or [] if s < 0]
-    if a.cmd in ('memory', 'branch') and (low := [d for d in a.depths or [] if d < 1]): raise ValueError(f"--depths must be integers >= 1, got {low}")
+    if a.cmd in ('memory', 'branch', 'ops') and (low := [d for d in a.depths or [] if d < 1]): raise ValueError(f"--depths must be integers >= 1, got {low}")
     if bad: raise ValueError(f"--seeds must be non-negative integers, got {bad}")
     if a.cmd == 'branch':  # its --out is the record's file
         if low := [s for s in a.samples if s < 1]: raise ValueError(f"--samples must be integers >= 1, got {low}")

@@ -1,4 +1,4 @@
-"""Per-phase wall time of a distillation step (data, teacher traces, teacher-forced pass, rollout, loss, backward, optimiser) next to a backbone step, and the FLOP ratio that predicts their ratio
+"""Per-phase wall time of a distillation step (data, teacher traces, teacher-forced pass, rollout, loss, backward, optimiser) next to a backbone step, the FLOP ratio that predicts their ratio, and the operators that make the difference
 
 Docs: https://director-uq.github.io/director/bench/profile.html.md"""
 
@@ -7,7 +7,7 @@ Docs: https://director-uq.github.io/director/bench/profile.html.md"""
 # %% auto #0
 __all__ = ['PROFILE_SETUPS', 'PHASES', 'BACKBONE_PHASES', 'MINILM_L6', 'profile_setup', 'PhaseTimer', 'distill_step',
            'backbone_step', 'batch_stream', 'interleaved_steps', 'timed_steps', 'distill_profile', 'phase_table',
-           'ratio_table', 'step_memory', 'memory_table']
+           'ratio_table', 'step_memory', 'memory_table', 'op_kind', 'op_profile', 'ops_table']
 
 # %% ../../nbs/bench/profile.ipynb #7a4dc60f
 import copy, json, statistics, tempfile, time, warnings
@@ -401,4 +401,107 @@ def memory_table(rec:dict # a record of `step_memory`
     for s, r in rec['setups'].items():
         rows[(s, 'backbone')] = dict(MiB=r['backbone_peak_bytes'] / 2**20, ratio=1.)
         for k, v in r['distill'].items(): rows[(s, k)] = dict(MiB=v['peak_bytes'] / 2**20, ratio=v['memory_ratio'])
+    return pd.DataFrame(rows).T.rename_axis(['setup', 'run']).round(2)
+
+# %% ../../nbs/bench/profile.ipynb #82fa11e9
+_MATMUL = ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::matmul', 'aten::linear')
+_RANDOM = ('aten::bernoulli_', 'aten::normal_', 'aten::uniform_', 'aten::random_', 'aten::exponential_',
+           'aten::bernoulli', 'aten::normal', 'aten::rand', 'aten::randn', 'aten::rand_like',
+           'aten::randn_like')
+
+def op_kind(name:str # an operator's name in the profiler's table, e.g. 'aten::mm'
+           )->str:
+    "'matmul', 'random' or 'other': the kind of work an operator does."
+    if name in _MATMUL or any(k in name for k in ('scaled_dot_product', 'convolution', 'attention')):
+        return 'matmul'
+    return 'random' if name in _RANDOM else 'other'
+
+def _op_times(fn, steps:int, dev:torch.device)->dict:
+    "{operator: own seconds per call of `fn`} over `steps` profiled calls (after two warm-up calls)."
+    from torch.profiler import profile, ProfilerActivity
+    fn(); fn(); _sync(dev)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == 'cuda' else [])
+    with profile(activities=acts) as prof:
+        for _ in range(steps): fn()
+        _sync(dev)
+    key = 'self_device_time_total' if dev.type == 'cuda' else 'self_cpu_time_total'
+    return {e.key: getattr(e, key) / 1e6 / steps for e in prof.key_averages() if getattr(e, key) > 0}
+
+# %% ../../nbs/bench/profile.ipynb #3befd7f7
+def _op_summary(times:dict, top:int)->dict:
+    "Seconds per step of each kind, their shares, and the `top` operators by time."
+    total = sum(times.values())
+    kinds = {k: sum(t for n, t in times.items() if op_kind(n) == k) for k in ('matmul', 'random', 'other')}
+    ops = sorted(times.items(), key=lambda kv: -kv[1])[:top]
+    return dict(total_s=total, kinds_s=kinds, shares={k: v / total for k, v in kinds.items()},
+                top=[dict(op=n, kind=op_kind(n), s=t, share=t / total) for n, t in ops])
+
+def _ops_one(name:str, bs:int, depths, steps:int, top:int, tiny:bool, dev)->dict:
+    "One setup of `op_profile`: the backbone's step, then a distillation step (checkpointing off) per depth."
+    S, ad, first, n_tok = _built(name, bs, tiny, dev); cfg = S['cfg']
+    run = _backbone_run(S, first, dev)
+    back = dict(_op_summary(_op_times(run['once'], steps, dev), top), flops_per_step=run['flops']())
+    res = {}
+    for depth in (depths or tuple(dict.fromkeys((1, cfg.depth)))):
+        kc = cfg.replace(depth=depth).kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
+        run = _distill_run(S, ad, kc, 'off', first, dev)
+        r = dict(_op_summary(_op_times(run['once'], steps, dev), top), depth=depth,
+                 flops_per_step=run['flops']())
+        r.update(flops_ratio=r['flops_per_step'] / back['flops_per_step'],
+                 time_ratio=r['total_s'] / back['total_s'],
+                 kind_ratios={k: r['kinds_s'][k] / max(back['kinds_s'][k], 1e-12) for k in r['kinds_s']})
+        res[f'depth {depth}'] = r
+    return dict(what=S['what'], preset=S['preset'], tokens=n_tok, backbone=back, distill=res)
+
+# %% ../../nbs/bench/profile.ipynb #e4ca0323
+_OPS_PROTOCOL = (
+    "per setup, in one process, on one batch: `steps` training steps of the backbone (a copy of the teacher) "
+    "and of distillation per kernel depth (checkpointing off; a fresh DIRECTOR each, same seed), each after "
+    "two warm-up steps, under torch.profiler; an operator's time is its own (self) time, CPU time on the CPU "
+    "and device time on CUDA, per step; kinds: matmul (matrix products, attention, convolutions), random "
+    "(random-number draws), other; time_ratio and kind_ratios: over the backbone step's; FLOPs of one step "
+    "by FlopCounterMode")
+
+def _check_depths(depths):
+    if depths is None: return
+    for k in check_type('depths', depths, (list, tuple)):
+        check_value('depths', isinstance(k, int) and not isinstance(k, bool) and k >= 1, k, 'integers >= 1')
+    check_value('depths', len(depths) > 0 and len(set(depths)) == len(depths), depths,
+                'distinct, at least one')
+
+def op_profile(setups=PROFILE_SETUPS, # names from `PROFILE_SETUPS`
+               bs:int=64, # one batch size for the backbone and the distillation
+               depths=None, # kernel depths (None: 1 and the preset's)
+               steps:int=5, # profiled steps per run (after two warm-up steps)
+               top:int=12, # operators kept per run, by time
+               out=None, # folder of `distill_ops_<device type>.json` (None: returned only)
+               allow_dirty:bool=False, # write into the checkout's results/ from uncommitted code
+               device='cpu',
+               tiny:bool=False # tiny models and data (tests, smoke runs)
+              )->dict:
+    "Per setup: a backbone step's and a distillation step's time by operator kind, and their top operators."
+    _check_profile_args(setups, steps, bs, ('off',), 0, tiny); _check_depths(depths)
+    check_value('top', isinstance(top, int) and not isinstance(top, bool) and top >= 1, top,
+                'an integer >= 1')
+    dev = default_device(device)
+    gs = git_state()
+    check_provenance(out, allow_dirty)
+    res = {s: _ops_one(s, bs, None if depths is None else tuple(depths), steps, top, tiny, dev)
+           for s in setups}
+    rec = _stamp(gs, study='distillation step by operator', device=str(dev), batch=bs, steps=steps, tiny=tiny,
+                 weights='random', protocol=_OPS_PROTOCOL, setups=res)
+    if out is not None: rec['path'] = str(_write_json(rec, Path(out)/f"distill_ops_{dev.type}.json"))
+    return rec
+
+def ops_table(rec:dict # a record of `op_profile`
+             )->pd.DataFrame:
+    "Per setup and run: ms per step, each kind's share (%), and time and FLOP ratios to the backbone step."
+    rows = {}
+    for s, r in rec['setups'].items():
+        for k, v in [('backbone', r['backbone']), *r['distill'].items()]:
+            shares = {f'{kind} %': 100 * x for kind, x in v['shares'].items()}
+            rows[(s, k)] = {'ms': v['total_s'] * 1e3, **shares,
+                            'time ×': v.get('time_ratio', 1.),
+                            'matmul time ×': v.get('kind_ratios', {}).get('matmul', 1.),
+                            'FLOPs ×': v.get('flops_ratio', 1.)}
     return pd.DataFrame(rows).T.rename_axis(['setup', 'run']).round(2)
