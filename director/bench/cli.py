@@ -111,7 +111,7 @@ def _tools(sub):
     q = sub.add_parser('ops', help='where the time of a training step goes by operator kind (matmul, random numbers, the rest)')
     q.add_argument('--setups', nargs='+', default=list(PROFILE_SETUPS), choices=PROFILE_SETUPS)
     q.add_argument('--bs', type=int, default=64); q.add_argument('--depths', nargs='+', type=int, default=None,
-                                                              help="kernel depths (default: 1 and the setup's preset's)")
+                                                              help="kernel depths at the preset's MLP ratio (default: one block at ratio 1, and the preset's kernel)")
     q.add_argument('--steps', type=int, default=5, help='profiled steps per run'); q.add_argument('--top', type=int, default=12)
     q.add_argument('--out', default='results/cost'); q.add_argument('--device', default='cpu'); _dirty(q)
     q = sub.add_parser('train-cost', help='seconds per epoch and peak memory of backbone training and distillation, side by side')

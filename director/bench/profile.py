@@ -441,16 +441,19 @@ def _ops_one(name:str, bs:int, depths, steps:int, top:int, tiny:bool, dev)->dict
     S, ad, first, n_tok = _built(name, bs, tiny, dev); cfg = S['cfg']
     run = _backbone_run(S, first, dev)
     back = dict(_op_summary(_op_times(run['once'], steps, dev), top), flops_per_step=run['flops']())
+    # default: the paper's one-block kernel (MLP ratio 1, its CIFAR, CoLA and IMDB setting) and the preset's
+    kernels = ({f'depth {k}': dict(depth=k) for k in depths} if depths else
+               {'depth 1': dict(depth=1, mlp_ratio=1.0), **({f'depth {cfg.depth}': {}} if cfg.depth != 1 else {})})
     res = {}
-    for depth in (depths or tuple(dict.fromkeys((1, cfg.depth)))):
-        kc = cfg.replace(depth=depth).kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
+    for name_k, kw in kernels.items():
+        kc = cfg.replace(**kw).kernel_config(ad.dim, ad.n_steps, _teacher_heads(ad))
         run = _distill_run(S, ad, kc, 'off', first, dev)
-        r = dict(_op_summary(_op_times(run['once'], steps, dev), top), depth=depth,
+        r = dict(_op_summary(_op_times(run['once'], steps, dev), top), depth=kc.depth, mlp_ratio=kc.mlp_ratio,
                  flops_per_step=run['flops']())
         r.update(flops_ratio=r['flops_per_step'] / back['flops_per_step'],
                  time_ratio=r['total_s'] / back['total_s'],
                  kind_ratios={k: r['kinds_s'][k] / max(back['kinds_s'][k], 1e-12) for k in r['kinds_s']})
-        res[f'depth {depth}'] = r
+        res[name_k] = r
     return dict(what=S['what'], preset=S['preset'], tokens=n_tok, backbone=back, distill=res)
 
 # %% ../../nbs/bench/profile.ipynb #e4ca0323
@@ -471,7 +474,7 @@ def _check_depths(depths):
 
 def op_profile(setups=PROFILE_SETUPS, # names from `PROFILE_SETUPS`
                bs:int=64, # one batch size for the backbone and the distillation
-               depths=None, # kernel depths (None: 1 and the preset's)
+               depths=None, # kernel depths at the preset's MLP ratio (None: one block at ratio 1, and the preset's)
                steps:int=5, # profiled steps per run (after two warm-up steps)
                top:int=12, # operators kept per run, by time
                out=None, # folder of `distill_ops_<device type>.json` (None: returned only)
