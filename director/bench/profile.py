@@ -263,6 +263,14 @@ _PROTOCOL = ("per setup, in one process at one batch: the backbone's training st
              "all phases' medians (rest = each step's time minus its phases); FLOPs of one step (forward and "
              "backward) by FlopCounterMode")
 
+def _check_depths(depths):
+    "Refuse kernel depths that are not distinct integers >= 1 (None: the studies' defaults)."
+    if depths is None: return
+    for k in check_type('depths', depths, (list, tuple)):
+        check_value('depths', isinstance(k, int) and not isinstance(k, bool) and k >= 1, k, 'integers >= 1')
+    check_value('depths', len(depths) > 0 and len(set(depths)) == len(depths), depths,
+                'distinct, at least one')
+
 def _check_profile_args(setups, steps, bs, checkpoint, warmup, tiny):
     "Refuse, before any work, what `distill_profile` cannot run."
     for s in check_type('setups', setups, (list, tuple)):
@@ -380,11 +388,7 @@ def step_memory(setups=PROFILE_SETUPS, # names from `PROFILE_SETUPS`
                 tiny:bool=False # tiny models and data (tests, smoke runs)
                )->dict:
     "Per setup: peak bytes a backbone training step and a distillation step (per depth, checkpointing) add."
-    _check_profile_args(setups, 1, bs, checkpoint, 0, tiny)
-    if depths is not None:
-        for k in check_type('depths', depths, (list, tuple)):
-            check_value('depths', isinstance(k, int) and not isinstance(k, bool) and k >= 1, k, 'integers >= 1')
-        check_value('depths', len(depths) > 0 and len(set(depths)) == len(depths), depths, 'distinct, at least one')
+    _check_profile_args(setups, 1, bs, checkpoint, 0, tiny); _check_depths(depths)
     dev = default_device(device)
     gs = git_state()
     check_provenance(out, allow_dirty)
@@ -464,13 +468,6 @@ _OPS_PROTOCOL = (
     "and device time on CUDA, per step; kinds: matmul (matrix products, attention, convolutions), random "
     "(random-number draws), other; time_ratio and kind_ratios: over the backbone step's; FLOPs of one step "
     "by FlopCounterMode")
-
-def _check_depths(depths):
-    if depths is None: return
-    for k in check_type('depths', depths, (list, tuple)):
-        check_value('depths', isinstance(k, int) and not isinstance(k, bool) and k >= 1, k, 'integers >= 1')
-    check_value('depths', len(depths) > 0 and len(set(depths)) == len(depths), depths,
-                'distinct, at least one')
 
 def op_profile(setups=PROFILE_SETUPS, # names from `PROFILE_SETUPS`
                bs:int=64, # one batch size for the backbone and the distillation
