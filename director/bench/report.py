@@ -644,16 +644,38 @@ def preds_reliability(name:str, # a benchmark folder under the results root
     return reliability_diagram({m: p for m, (p, _) in got.items()}, next(iter(got.values()))[1], title=f'{name}, {split}, seed {seed}')
 
 # %% ../../nbs/bench/report.ipynb #91c07e45
+_INT_LIST = re.compile(r'\[(\d+(?:, \d+)*)\]')
+
+def _sorted_lists(text:str)->str:
+    "`text` with every bracketed list of integers sorted: members [101, 102, 100] read [100, 101, 102]."
+    return _INT_LIST.sub(lambda m: '[' + ', '.join(sorted(m.group(1).split(', '), key=int)) + ']', text)
+
+def _merge_lists(texts:list)->str:
+    "One text for `texts`, which differ only in their integer lists: each list's variants ' / '-joined."
+    lists = [_INT_LIST.findall(t) for t in texts]
+    it = iter(' / '.join(dict.fromkeys(f'[{l[i]}]' for l in lists)) for i in range(len(lists[0])))
+    return _INT_LIST.sub(lambda m: next(it), texts[0])
+
 def deviation_list(recs:list, # records
                    methods=('mle', 'ensemble', 'director') # whose texts to list, in this order
                   )->Markdown:
-    "The distinct `deviations` texts of `methods`' records, one bullet per text naming the methods that carry it."
-    by = {}
-    for r in recs:
-        if r['method'] in methods and r.get('deviations'): by.setdefault(r['deviations'], set()).add(r['method'])
+    "`methods`' `deviations`, each departure once: the '; '-separated items all share, then each one's own."
+    texts = [(r['method'], _sorted_lists(r['deviations'])) for r in recs
+             if r['method'] in methods and r.get('deviations')]
+    if not texts: return Markdown('*No deviations recorded.*')
     rank = lambda m: list(methods).index(m)
-    lines = [f"- {', '.join(f'`{m}`' for m in sorted(ms, key=rank))}: {d}" for d, ms in sorted(by.items(), key=lambda x: min(map(rank, x[1])))]
-    return Markdown('\n'.join(lines) or '*No deviations recorded.*')
+    names = lambda ms: ', '.join(f'`{m}`' for m in sorted(ms, key=rank))
+    items = [d.split('; ') for _, d in texts]
+    common = [s for s in items[0] if all(s in it for it in items[1:])]
+    extra = {}  # a record's own items -> the methods carrying them
+    for (m, _), it in zip(texts, items):
+        if e := '; '.join(s for s in it if s not in common): extra.setdefault(e, set()).add(m)
+    groups = {}  # texts differing only in integer lists (one ensemble per seed), by the methods carrying them
+    for e, ms in extra.items(): groups.setdefault((_INT_LIST.sub('[]', e), frozenset(ms)), []).append(e)
+    lines = [f"- {names({m for m, _ in texts})}: {'; '.join(common)}"] if common else []
+    lines += [f"- {names(ms)}{' also' if common else ''}: {_merge_lists(es)}"
+              for (_, ms), es in sorted(groups.items(), key=lambda kv: min(map(rank, kv[0][1])))]
+    return Markdown('\n'.join(lines))
 
 # %% ../../nbs/bench/report.ipynb #863b8b0b
 def corruption_records(recs:list, # corruption records (with `corruption` and `severity` fields)
