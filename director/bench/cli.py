@@ -157,6 +157,9 @@ def _ablation(sub):
     q.add_argument('--branches', type=int, nargs='+', default=None, help='branch points b (default: every step 0..L-1)')
     q.add_argument('--samples', type=int, nargs='+', default=[1, 4, 10], help='S values')
     q.add_argument('--depths', type=int, nargs='+', default=None, help="DiT blocks of the kernel (default: the setup's)")
+    q.add_argument('--posthocs', nargs='+', default=None, metavar='PARTS',
+                   help="compositions of post-hoc parts, each comma-separated (e.g. anchor temperature,anchor), or "
+                        "'recommended' (default: the recommended only)")
     q.add_argument('--out', default='results/branch/study.json', help='the record (a JSON file)')
     q.add_argument('--ckpt-dir', default='runs/branch', help='backbones, resumed from')
     q.add_argument('--device', default='cpu'); _dirty(q)
@@ -235,7 +238,8 @@ def _run(a, command):
         kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, n_train=a.n_train, n_valid=a.n_valid).items()
               if v is not None}
         rec = branch_study(a.setup, tuple(a.seeds), tuple(a.trains), a.branches, tuple(a.samples), tuple(a.depths or (None,)),
-                           out=a.out, ckpt_dir=a.ckpt_dir, allow_dirty=a.allow_dirty, device=a.device, command=command, **kw)
+                           _posthocs(a.posthocs), out=a.out, ckpt_dir=a.ckpt_dir, allow_dirty=a.allow_dirty, device=a.device,
+                           command=command, **kw)
         return print(branch_table(rec).to_string())
     if r == 'ablation':
         kw = {k: v for k, v in dict(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, n_train=a.n_train, n_valid=a.n_valid,
@@ -247,6 +251,10 @@ def _run(a, command):
 
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
 _POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs', 'steps', 'top')
+
+def _posthocs(names)->tuple:
+    "`--posthocs` values as `branch_study(posthocs=)`: each a tuple of part names, or None for 'recommended'."
+    return (None,) if not names else tuple(None if n == 'recommended' else tuple(n.split(',')) for n in names)
 
 def _check_args(a):
     "Refuse, before any work, arguments that would fail only after training: non-positive counts, a negative seed or budget, `--out` naming a file."
@@ -261,6 +269,9 @@ def _check_args(a):
     if a.cmd == 'branch':  # its --out is the record's file
         if low := [s for s in a.samples if s < 1]: raise ValueError(f"--samples must be integers >= 1, got {low}")
         if low := [b for b in a.branches or [] if b < 0]: raise ValueError(f"--branches must be integers >= 0, got {low}")
+        from director.api import check_posthoc
+        for ph in _posthocs(a.posthocs):
+            if ph is not None: check_posthoc(ph)
         if Path(a.out).suffix != '.json' or Path(a.out).is_dir(): raise ValueError(f"--out {a.out}: give the record's .json file")
         if Path(a.out).exists(): raise ValueError(f"--out {a.out} exists; remove it or give another file (a record is never overwritten)")
         return
