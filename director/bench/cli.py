@@ -23,6 +23,11 @@ from .profile import step_memory, memory_table, op_profile, ops_table, PROFILE_S
 from . import ablation as _abl
 
 # %% ../../nbs/bench/cli.ipynb #d221e64c
+def _posthoc_arg(p):
+    p.add_argument('--posthoc', default=None, metavar='PARTS', help="the recommended director's post-hoc parts, comma-separated "
+                   "(e.g. anchor or temperature,anchor; default: the recommended anchor,novelty_noise,novelty_temperature)")
+    return p
+
 def _common(p, seeds=(0,), methods=None, ckpt=None):
     p.add_argument('--seeds', type=int, nargs='+', default=list(seeds), help='seeds (one run of every method each)')
     if methods: p.add_argument('--methods', nargs='+', default=list(methods), choices=METHODS, help='methods to run side by side')
@@ -54,6 +59,7 @@ def _digits_cifar(sub):
     q.add_argument('--interleaved', type=int, default=0, help='also time every method in turn on the same test batches, N rounds')
     q.add_argument('--branch-train', choices=['embed', 'sampled'], default='embed',
                    help="the recommended director's training rollouts: from the embedding, or from sampled branch points")
+    _posthoc_arg(q)
     q = _common(sub.add_parser('cifar10', help="CIFAR-10 ViT: the paper's recipe on a GPU, or a CPU-sized one"), (0,), CIFAR_METHODS, 'runs/bench/cifar10')
     q.add_argument('--recipe', choices=list(CIFAR_RECIPES), default='paper')
     q.add_argument('--budget-minutes', type=float, default=None, help='total time budget; shortens the epochs in proportion (recorded)')
@@ -82,6 +88,7 @@ def _text(sub):
         q.add_argument('--members', type=int, default=None,
                        help="deep-ensemble size M; given, each seed trains its own M - 1 members (default: other seeds' backbones)")
         q.add_argument('--interleaved', type=int, default=0, help='also time every method in turn on the same test batches, N rounds')
+        _posthoc_arg(q)
         if name != 'imdb': q.add_argument('--l1', choices=['kl', 'mse'], default='kl' if name == 'cola-minilm' else 'mse',
                                           help="DIRECTOR transition loss: Gaussian NLL ('kl', selected on validation NLL) or the authors' MSE")
 
@@ -178,13 +185,14 @@ def bench_parser()->argparse.ArgumentParser:
 def _recipe(a, r, c):
     if r == 'digits': return bench_digits(epochs=a.epochs, distill_epochs=a.distill_epochs, dim=a.dim, depth=a.depth, heads=a.heads,
                                           n_members=a.members, branch=a.branch, branch_train=a.branch_train, interleaved=a.interleaved,
+                                          posthoc=_parts(a.posthoc),
                                           **{**c, 'device': a.device or 'cpu'})
     if r == 'cifar10': return bench_cifar10(a.recipe, budget_minutes=a.budget_minutes, data_path=a.data, bs=a.bs, lr=a.lr, epochs=a.epochs,
                                             distill_epochs=a.distill_epochs, ood=None if a.ood == 'none' else a.ood, augment=not a.no_augment,
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,
                                             c_methods=a.c_methods, **c)
     sub = dict(train_subset=a.train_subset, test_subset=a.test_subset, n_members=a.members,
-               interleaved=a.interleaved) if r in ('cola', 'imdb', 'cola-minilm') else {}
+               interleaved=a.interleaved, posthoc=_parts(a.posthoc)) if r in ('cola', 'imdb', 'cola-minilm') else {}
     if r == 'cola': return bench_cola(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data, l1=a.l1,
                                       gp_epochs=a.gp_epochs, **sub, **c)
     if r == 'imdb': return bench_imdb(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, max_len=a.max_len,
@@ -252,6 +260,10 @@ def _run(a, command):
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
 _POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs', 'steps', 'top')
 
+def _parts(names:str|None)->tuple|None:
+    "`--posthoc` as `posthoc=`: a tuple of part names, or None (the recommended parts)."
+    return None if names is None else tuple(names.split(','))
+
 def _posthocs(names)->tuple:
     "`--posthocs` values as `branch_study(posthocs=)`: each a tuple of part names, or None for 'recommended'."
     return (None,) if not names else tuple(None if n == 'recommended' else tuple(n.split(',')) for n in names)
@@ -275,6 +287,9 @@ def _check_args(a):
         if Path(a.out).suffix != '.json' or Path(a.out).is_dir(): raise ValueError(f"--out {a.out}: give the record's .json file")
         if Path(a.out).exists(): raise ValueError(f"--out {a.out} exists; remove it or give another file (a record is never overwritten)")
         return
+    if getattr(a, 'posthoc', None) is not None:
+        from director.api import check_posthoc
+        check_posthoc(_parts(a.posthoc))
     if a.cmd == 'families' and a.families:
         from .families import FAMILIES
         if bad := [f for f in a.families if f not in FAMILIES]:

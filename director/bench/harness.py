@@ -168,7 +168,10 @@ def _recommended(ctx, d, info)->tuple:
         from director.api import fit_posthoc
         dr = copy.deepcopy(d).attach_teacher(adapt(_unwrap(ctx.model), **ctx.adapt_opts))
         b = getattr(ctx, 'branch', 0); dr.branch = b if b >= 0 else dr.n_steps + b  # rollouts from X_b (0: from the embedding)
-        post, dt, _, _ = timed(lambda: fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed), ctx.device)
+        parts = getattr(ctx, 'posthoc', None)  # None: the recommended parts
+        fit = lambda: (fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed) if parts is None else
+                       '+'.join(fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed, parts=parts)) or 'refused')
+        post, dt, _, _ = timed(fit, ctx.device)
         ctx.cache['director:posthoc'] = (dr.eval(), dict(info, train_time_s=info['train_time_s'] + dt, posthoc=post, posthoc_s=dt,
                                                       fitted={**fitted_values(dr), 'branch': dr.branch}))
     return ctx.cache['director:posthoc']
@@ -464,11 +467,17 @@ def run_bench(benchmark:str, # results sub-folder
               make_gp=None, # make_gp(attn, gp_layers, seed, loaders, ckpt) -> (GP backbone, info), for 'sgpa', 'kep_svgp'
               allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
               branch:int=0, # branch point b of the recommended 'director' (`Director.branch`); negative: counted from L (-1: L - 1)
+              posthoc:tuple|None=None, # post-hoc parts of the recommended 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
               interleaved:int=0 # > 0: also time every method's predictor interleaved, this many rounds (`time_interleaved`)
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)
     check_value('branch', isinstance(branch, int) and not isinstance(branch, bool), branch, 'an integer (negative: counted from L)')
+    if posthoc is not None:
+        from director.api import check_posthoc
+        posthoc = check_posthoc(posthoc)
+        check_value('posthoc', all(isinstance(p, str) for p in posthoc) and len(posthoc) > 0, posthoc,
+                    "a non-empty tuple of part names (a record names them)")
     check_value('interleaved', isinstance(interleaved, int) and not isinstance(interleaved, bool) and interleaved >= 0, interleaved,
                 'an integer >= 0')
     check_run_opts(methods, seeds, n_samples, out, ckpt_dir, verbose, command); check_provenance(out, allow_dirty)
@@ -480,7 +489,8 @@ def run_bench(benchmark:str, # results sub-folder
     recs = []
     for seed in seeds:
         ctx = _context(spec, seed, make_data, make_teacher, root, device, dcfg=dcfg, dcfg_paper=dcfg_paper, n_samples=n_samples, make_gp=make_gp,
-                       n_members=n_members, members_from_seeds=members_from_seeds, adapt_opts=adapt_opts or {}, branch=branch)
+                       n_members=n_members, members_from_seeds=members_from_seeds, adapt_opts=adapt_opts or {}, branch=branch,
+                       posthoc=posthoc)
         runs = {name: _run_method(ctx, name, shift) for name in methods}
         recs += [r for rs, _ in runs.values() for r in rs]
         if interleaved: time_interleaved(ctx, {k: fm or fit_method(k, ctx) for k, (_, fm) in runs.items()}, interleaved)
