@@ -26,6 +26,8 @@ from . import ablation as _abl
 def _posthoc_arg(p):
     p.add_argument('--posthoc', default=None, metavar='PARTS', help="the recommended director's post-hoc parts, comma-separated "
                    "(e.g. anchor or temperature,anchor; default: the recommended anchor,novelty_noise,novelty_temperature)")
+    p.add_argument('--director-samples', type=int, default=None, metavar='S',
+                   help="S of the recommended director (default: --n-samples, as every sampling method)")
     return p
 
 def _common(p, seeds=(0,), methods=None, ckpt=None):
@@ -185,14 +187,15 @@ def bench_parser()->argparse.ArgumentParser:
 def _recipe(a, r, c):
     if r == 'digits': return bench_digits(epochs=a.epochs, distill_epochs=a.distill_epochs, dim=a.dim, depth=a.depth, heads=a.heads,
                                           n_members=a.members, branch=a.branch, branch_train=a.branch_train, interleaved=a.interleaved,
-                                          posthoc=_parts(a.posthoc),
+                                          posthoc=_parts(a.posthoc), director_samples=a.director_samples,
                                           **{**c, 'device': a.device or 'cpu'})
     if r == 'cifar10': return bench_cifar10(a.recipe, budget_minutes=a.budget_minutes, data_path=a.data, bs=a.bs, lr=a.lr, epochs=a.epochs,
                                             distill_epochs=a.distill_epochs, ood=None if a.ood == 'none' else a.ood, augment=not a.no_augment,
                                             corruptions=CORRUPTIONS if a.corruptions == ['all'] else tuple(a.corruptions), c_n=a.c_n,
                                             c_methods=a.c_methods, **c)
     sub = dict(train_subset=a.train_subset, test_subset=a.test_subset, n_members=a.members,
-               interleaved=a.interleaved, posthoc=_parts(a.posthoc)) if r in ('cola', 'imdb', 'cola-minilm') else {}
+               interleaved=a.interleaved, posthoc=_parts(a.posthoc),
+               director_samples=a.director_samples) if r in ('cola', 'imdb', 'cola-minilm') else {}
     if r == 'cola': return bench_cola(epochs=a.epochs, distill_epochs=a.distill_epochs, split_seed=a.split_seed, data_path=a.data, l1=a.l1,
                                       gp_epochs=a.gp_epochs, **sub, **c)
     if r == 'imdb': return bench_imdb(epochs=a.epochs, distill_epochs=a.distill_epochs, data_path=a.data, max_len=a.max_len,
@@ -258,7 +261,7 @@ def _run(a, command):
     if recs: print(results_table(recs, metrics=('acc', 'ece', 'nll', 'brier', 'auroc')).to_string())
 
 # %% ../../nbs/bench/cli.ipynb #8e95d21b
-_POSITIVE = ('n_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs', 'steps', 'top')
+_POSITIVE = ('n_samples', 'director_samples', 'epochs', 'distill_epochs', 'members', 'bs', 'c_n', 'train_subset', 'test_subset', 'n_boot', 'max_len', 'last_k', 'n_train', 'n_valid', 'n_test', 'gp_epochs', 'steps', 'top')
 
 def _parts(names:str|None)->tuple|None:
     "`--posthoc` as `posthoc=`: a tuple of part names, or None (the recommended parts)."

@@ -169,8 +169,9 @@ def _recommended(ctx, d, info)->tuple:
         dr = copy.deepcopy(d).attach_teacher(adapt(_unwrap(ctx.model), **ctx.adapt_opts))
         b = getattr(ctx, 'branch', 0); dr.branch = b if b >= 0 else dr.n_steps + b  # rollouts from X_b (0: from the embedding)
         parts = getattr(ctx, 'posthoc', None)  # None: the recommended parts
-        fit = lambda: (fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed) if parts is None else
-                       '+'.join(fit_posthoc(dr, ctx.loaders['valid'], ctx.n_samples, seed=ctx.seed, parts=parts)) or 'refused')
+        S = getattr(ctx, 'director_samples', None) or ctx.n_samples
+        fit = lambda: (fit_posthoc(dr, ctx.loaders['valid'], S, seed=ctx.seed) if parts is None else
+                       '+'.join(fit_posthoc(dr, ctx.loaders['valid'], S, seed=ctx.seed, parts=parts)) or 'refused')
         post, dt, _, _ = timed(fit, ctx.device)
         ctx.cache['director:posthoc'] = (dr.eval(), dict(info, train_time_s=info['train_time_s'] + dt, posthoc=post, posthoc_s=dt,
                                                       fitted={**fitted_values(dr), 'branch': dr.branch}))
@@ -221,7 +222,9 @@ def fit_method(name:str, # one of `METHODS`
     if name.startswith('director'):
         d, info = _distilled(ctx, name)
         if name != 'director_paper': d, info = _recommended(ctx, d, info)
-        S, post = 1 if name == 'director_s1' else ctx.n_samples, {k: info[k] for k in ('posthoc', 'fitted') if k in info}
+        S = 1 if name == 'director_s1' else (getattr(ctx, 'director_samples', None) or ctx.n_samples) if name == 'director' \
+            else ctx.n_samples
+        post = {k: info[k] for k in ('posthoc', 'fitted') if k in info}
         return fm(_director_predict(d, S, ctx.seed), S, 'prob', n_params(d), info['train_time_s'], info.get('train_bytes'), epoch_s=info.get('epoch_s'), **post)
     (pred, S, avg), dt, peak, _ = timed(lambda: _fit_posthoc(name, ctx), ctx.device)
     if name in ('ensemble', 'ensemble_ts'): dt, peak = ctx.member_cost
@@ -468,11 +471,14 @@ def run_bench(benchmark:str, # results sub-folder
               allow_dirty:bool=False, # write records into the checkout's results/ from uncommitted code (each stores the diff's hash)
               branch:int=0, # branch point b of the recommended 'director' (`Director.branch`); negative: counted from L (-1: L - 1)
               posthoc:tuple|None=None, # post-hoc parts of the recommended 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+              director_samples:int|None=None, # S of the recommended 'director' (None: `n_samples`, as every sampling method)
               interleaved:int=0 # > 0: also time every method's predictor interleaved, this many rounds (`time_interleaved`)
              )->list:
     "Run `methods` on one dataset/backbone for every seed, side by side in this process; write and return one record per (method, split, seed)."
     _check_bench(methods, seeds, eval_splits, ood_splits, dcfg, make_gp, shift)
     check_value('branch', isinstance(branch, int) and not isinstance(branch, bool), branch, 'an integer (negative: counted from L)')
+    check_value('director_samples', director_samples is None or (isinstance(director_samples, int) and not isinstance(director_samples, bool)
+                                                                  and director_samples >= 1), director_samples, 'an integer >= 1 or None')
     if posthoc is not None:
         from director.api import check_posthoc
         posthoc = check_posthoc(posthoc)
@@ -490,7 +496,7 @@ def run_bench(benchmark:str, # results sub-folder
     for seed in seeds:
         ctx = _context(spec, seed, make_data, make_teacher, root, device, dcfg=dcfg, dcfg_paper=dcfg_paper, n_samples=n_samples, make_gp=make_gp,
                        n_members=n_members, members_from_seeds=members_from_seeds, adapt_opts=adapt_opts or {}, branch=branch,
-                       posthoc=posthoc)
+                       posthoc=posthoc, director_samples=director_samples)
         runs = {name: _run_method(ctx, name, shift) for name in methods}
         recs += [r for rs, _ in runs.values() for r in rs]
         if interleaved: time_interleaved(ctx, {k: fm or fit_method(k, ctx) for k, (_, fm) in runs.items()}, interleaved)

@@ -104,6 +104,7 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
                  branch:int=0, # branch point b of the recommended 'director' (negative: counted from L)
                  branch_train:str='embed', # rollouts of its L2 term: 'embed' (the paper) or 'sampled' branch points
                  posthoc:tuple|None=None, # its post-hoc parts (None: `director.api.RECOMMENDED_POSTHOC`)
+                 director_samples:int|None=None, # its S (None: `n_samples`, as every sampling method)
                  interleaved:int=0, # > 0: also time every method interleaved, this many rounds (`director.bench.harness.time_interleaved`)
                  **overrides # arguments of `digits_recipe`: epochs, distill_epochs, dim, depth, heads
                 )->list:
@@ -117,6 +118,7 @@ def bench_digits(seeds=(0, 1, 2, 3, 4), # seeds (split, initialisation, sampling
     return run_bench(benchmark, 'digits', 'scikit-learn digits (8x8, bundled)', make_data, teacher_maker(R.backbone, tcfg, device), methods, seeds,
                      dcfg=dcfg_r, dcfg_paper=dcfg, n_samples=n_samples, n_members=n_members, members_from_seeds=False, out=out,
                      ckpt_dir=ckpt_dir, device=device, branch=branch, interleaved=interleaved, posthoc=posthoc,
+                     director_samples=director_samples,
                      deviations=_digits_deviations(R, methods, gp_aux_weight), verbose=verbose, command=command, allow_dirty=allow_dirty,
                      config=dict(recipe=R.to_dict(), train=tcfg.to_dict(), distill=dcfg_r.to_dict(), backbone=dict(R.arch),
                                  **({'branch': branch} if branch else {})),
@@ -273,7 +275,7 @@ def _subset(splits, train_subset:int|None, test_subset:int|None):
 def _check_text(opts, data_path, splits, train_subset, test_subset, **counts):
     "The checks every text recipe runs before it loads data: shared options, the data folder, subsets and epoch counts."
     check_run_opts(**{k: v for k, v in opts.items() if k not in ('device', 'allow_dirty', 'n_members', 'members_from_seeds',
-                                                                   'interleaved', 'posthoc')})
+                                                                   'interleaved', 'posthoc', 'director_samples')})
     if opts.get('posthoc') is not None:
         from director.api import check_posthoc
         check_posthoc(opts['posthoc'])
@@ -334,11 +336,11 @@ def _gp_schedule(tcfg:TrainConfig, # the backbone's stage-1 settings
 
 def _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty=False,
           n_members=None, # ensemble size M: given, every seed trains its own M - 1 members (independent ensembles)
-          interleaved=0, posthoc=None)->dict:
+          interleaved=0, posthoc=None, director_samples=None)->dict:
     "The common arguments of a text recipe; without `n_members` the ensemble takes other seeds' saved backbones."
     return dict(seeds=seeds, methods=methods, n_samples=n_samples, out=out, ckpt_dir=ckpt_dir, device=device, verbose=verbose,
                 command=command, allow_dirty=allow_dirty, n_members=n_members, members_from_seeds=n_members is None,
-                interleaved=interleaved, posthoc=posthoc)
+                interleaved=interleaved, posthoc=posthoc, director_samples=director_samples)
 
 # %% ../../nbs/bench/recipes.ipynb #4cedf88a
 def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:int=100, split_seed:int=0, data_path=None,
@@ -349,12 +351,13 @@ def bench_cola(seeds=(0,), methods=TEXT_METHODS, epochs:int=100, distill_epochs:
                command:str|None=None, allow_dirty:bool=False,
                n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds' backbones)
                interleaved:int=0, # > 0: also time every method's predictor interleaved, this many rounds
-               posthoc:tuple|None=None # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+               posthoc:tuple|None=None, # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+               director_samples:int|None=None # S of 'director' (None: `n_samples`)
               )->list:
     "CoLA with the authors' depth-5 encoder: in-domain test and out-of-domain dev, MCC (global and per batch) plus the full list."
     loss, loss_note = _cola_loss(l1)
     opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved,
-                 posthoc)
+                 posthoc, director_samples)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
@@ -380,11 +383,12 @@ def bench_imdb(seeds=(0,), methods=TEXT_METHODS, epochs:int=50, distill_epochs:i
                command:str|None=None, allow_dirty:bool=False,
                n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds' backbones)
                interleaved:int=0, # > 0: also time every method's predictor interleaved, this many rounds
-               posthoc:tuple|None=None # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+               posthoc:tuple|None=None, # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+               director_samples:int|None=None # S of 'director' (None: `n_samples`)
               )->list:
     "IMDB with the authors' depth-5 encoder (35k/5k/10k, WordPiece up to `max_len` tokens)."
     opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved,
-                 posthoc)
+                 posthoc, director_samples)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_value('max_len', isinstance(max_len, int) and not isinstance(max_len, bool) and max_len >= 2, max_len, 'an integer >= 2')
     device = default_device(device)
@@ -432,12 +436,13 @@ def bench_cola_minilm(seeds=(0,), methods=TEXT_METHODS, epochs:int=3, distill_ep
                       train_subset:int|None=None, test_subset:int|None=None, command:str|None=None, allow_dirty:bool=False,
                       n_members:int|None=None, # ensemble size; given, each seed trains its own members (None: other seeds')
                       interleaved:int=0, # > 0: also time every method's predictor interleaved, this many rounds
-                      posthoc:tuple|None=None # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+                      posthoc:tuple|None=None, # post-hoc parts of 'director' (None: `director.api.RECOMMENDED_POSTHOC`)
+                      director_samples:int|None=None # S of 'director' (None: `n_samples`)
                      )->list:
     "CoLA with the real pre-trained MiniLM-L6 fine-tuned as the backbone (CPU-sized), distilled over its last `last_k` blocks with a d=384 kernel."
     if last_k is not None: check_value('last_k', isinstance(last_k, int) and 1 <= last_k <= 6, last_k, 'an integer in [1, 6] or None')
     opts = _opts(seeds, methods, n_samples, out, ckpt_dir, device, verbose, command, allow_dirty, n_members, interleaved,
-                 posthoc)
+                 posthoc, director_samples)
     _check_text(opts, data_path, splits, train_subset, test_subset, epochs=epochs, distill_epochs=distill_epochs)
     check_type('split_seed', split_seed, int)
     device = default_device(device)
