@@ -183,5 +183,6 @@ def choose_setting(recs:dict # {setup name: `branch_study` record}, scored at b 
                **{f'NLL / ts, {s}': float(r['rel']) for s, r in d.items()}}
            for k, d in per.items() if len(d) == len(recs)}
     t = pd.DataFrame(out).T.rename_axis(['parts', 'b', 'S'])
+    t = t.astype({c: (bool if c.startswith('NLL ≤') else int if c == 'other figures met' else float) for c in t.columns})
     return t.sort_values(['NLL ≤ ts everywhere', 'other figures met', 'mean cost (× MLE)'],
                          ascending=[False, False, True])
