@@ -168,12 +168,15 @@ def choose_setting(recs:dict # {setup name: `branch_study` record}, scored at b 
     accuracy, misclassification AUROC, cost ≤ 3× MLE) summed over the setups, then the lowest mean cost. The first
     row is the choice. b is named 0 or L−1, so that setups of different depths line up."""
     check_type('recs', recs, dict); check_value('recs', len(recs) > 0, recs, '{setup: record}, at least one')
+    for s, rec in recs.items():  # settings are named by parts, b and S alone
+        check_value('recs', rec.get('trains') == ['embed'] and len(rec.get('depths', [])) == 1, s,
+                    "studies of kernels trained from the embedding, at one depth (--trains embed, one --depths)")
     others = ['ECE ≤ ts + slack', 'ACC ≥ MLE − slack', 'AUROC ≥ MLE − slack', 'cheap']
     per = {}
     for s, rec in recs.items():
         v, ts_nll = branch_verdicts(rec), _setting_means(rec).nll['ts']
         df = pd.DataFrame(rec['rows']); df = df[df.method == 'director']
-        for (ph, b, S), _ in df.groupby(['posthoc', 'branch', 'S']):
+        for ph, b, S in df[['posthoc', 'branch', 'S']].drop_duplicates().itertuples(index=False):
             if b not in (0, rec['n_steps'] - 1): continue
             row = v.loc[f"director, {ph}, embed, b={int(b)}, S={int(S)}"]
             per.setdefault((ph, 'b=0' if b == 0 else 'b=L−1', int(S)), {})[s] = dict(row, rel=row.nll / ts_nll)
